@@ -1,0 +1,2 @@
+export * from './cursor.ts'
+export * from './service.ts'

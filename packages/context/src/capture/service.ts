@@ -1,0 +1,397 @@
+/**
+ * ShadowCapture (`ctx.shadowCapture`): keeps the shadow store equal to the model-visible part of
+ * every dsh session it can see. It never appends to the dsh log.
+ *
+ * - Live: `session/event` only queues a reference to the frozen event (O(1) on the append path);
+ *   serialization and the store write happen in the next macrotask, in a worker thread by default.
+ * - The store is deliberately not part of dsh's `session/flush` (which the checkpoint policy awaits
+ *   before every request): the log is the authority, and a crash is repaired by reconciliation.
+ *   `confirm()` is the write-ahead check the compaction engine runs before anything leaves the
+ *   surface (it re-sends what is missing).
+ * - Restart, resume and fork: a seeded session is reconciled from its log (missing rows written,
+ *   rows of a lost lifetime replaced or removed). A fork's prefix stays its parent's rows.
+ * - Checkpoints of any engine are recorded from `compaction/summary` + the replacing message.
+ */
+import { Service, type Context } from '@deepseek-ai/cordis'
+import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
+import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import z from '@deepseek-ai/schemastery'
+import {
+  hashEventJson,
+  ShadowStore,
+  ShadowStoreError,
+  ShadowStoreWorkerClient,
+  type CapturedEvent,
+  type IngestOp,
+  type IngestReport,
+  type ShadowStoreApi,
+} from '@dsh-shadow/store'
+import { resolveStorePath } from '../store-path.ts'
+import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
+
+/** The provider name Shadow Context writes on its own `compaction/summary` events. */
+export const SHADOW_ENGINE = 'shadow-context'
+
+export interface ShadowCaptureConfig {
+  /** dsh home; default `$DSH_HOME`, then `~/.dsh`. */
+  home?: string
+  /** Store file. Relative paths stay inside the dsh home. Default `<home>/shadow-context/shadow.db`. */
+  path?: string
+  /** Host the store in a worker thread (keeps SQLite off the turn's event loop). Default true. */
+  worker?: boolean
+  /** `normal` survives a process crash; `full` also survives power loss. Default `normal`. */
+  synchronous?: 'normal' | 'full'
+  /** Failed batches kept for retry (beyond that, reconciliation from the log repairs). Default 10 000 events. */
+  retryLimit?: number
+}
+
+export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
+  home: z.string().description('dsh home; default $DSH_HOME, then ~/.dsh'),
+  path: z.string().description('store file; relative paths stay inside the dsh home'),
+  worker: z.boolean().default(true).description('host the store in a worker thread'),
+  synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
+  retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
+})
+
+export interface CaptureFailure {
+  readonly time: number
+  readonly code: string
+  readonly message: string
+}
+
+export interface CaptureHealth {
+  /** Events queued for the store since start. */
+  captured: number
+  /** Batches the store accepted. */
+  batches: number
+  /** Batches that failed (and were kept for retry). */
+  failures: number
+  /** Events waiting for a successful write. */
+  pending: number
+  /** What the store did with the rows it was sent (replaced/removed: rows of a lost lifetime). */
+  readonly rows: { written: number; unchanged: number; replaced: number; removed: number }
+  lastFailure: CaptureFailure | null
+}
+
+export interface ConfirmResult {
+  readonly ok: boolean
+  readonly missing: readonly number[]
+  readonly mismatched: readonly number[]
+  /** Rows that were absent and were written by this call. */
+  readonly repaired: number
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    shadowCapture: ShadowCapture
+  }
+  interface Events {
+    /** The shadow store refused a write or a check; Shadow Context keeps running and fails closed. */
+    'shadow-context/failure'(session: Session | undefined, failure: CaptureFailure): void
+  }
+}
+
+type QueueItem =
+  | { readonly kind: 'event'; readonly session: Session; readonly event: SessionEvent; readonly turn: number | null; readonly step: number | null; readonly toolName: string | null }
+  | { readonly kind: 'op'; readonly op: IngestOp; readonly weight: number }
+
+interface PendingSummary {
+  readonly compactionId: string
+  readonly summarySeq: number
+  readonly shadowedSeqs: readonly number[]
+  readonly shadowedTokenCount: number
+  readonly engine: string
+}
+
+interface SessionState {
+  readonly cursor: CaptureCursor
+  summary: PendingSummary | undefined
+}
+
+// One store connection per file and process, shared by every capture (host row, presets).
+const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
+
+async function acquireStore(path: string, worker: boolean, synchronous: 'normal' | 'full'): Promise<ShadowStoreApi> {
+  const entry = shared.get(path)
+  if (entry !== undefined) {
+    entry.refs += 1
+    return entry.api
+  }
+  const api: Promise<ShadowStoreApi> = worker
+    ? ShadowStoreWorkerClient.open(path, { synchronous })
+    : ShadowStore.open(path, { synchronous }) as Promise<ShadowStoreApi>
+  shared.set(path, { api, refs: 1 })
+  try {
+    return await api
+  } catch (error) {
+    shared.delete(path)
+    throw error
+  }
+}
+
+async function releaseStore(path: string): Promise<void> {
+  const entry = shared.get(path)
+  if (entry === undefined) return
+  entry.refs -= 1
+  if (entry.refs > 0) return
+  shared.delete(path)
+  await (await entry.api).close()
+}
+
+function failureOf(error: unknown): CaptureFailure {
+  const code = error instanceof ShadowStoreError ? error.code : 'UNAVAILABLE'
+  return { time: Date.now(), code, message: error instanceof Error ? error.message : String(error) }
+}
+
+export class ShadowCapture extends Service {
+  static inject = ['sessions']
+  static Config = ShadowCaptureConfigSchema
+
+  readonly config: Required<Omit<ShadowCaptureConfig, 'home' | 'path'>> & Pick<ShadowCaptureConfig, 'home'>
+  readonly path: string
+  readonly health: CaptureHealth = { captured: 0, batches: 0, failures: 0, pending: 0, lastFailure: null, rows: { written: 0, unchanged: 0, replaced: 0, removed: 0 } }
+  private api: ShadowStoreApi | undefined
+  private readonly states = new WeakMap<Session, SessionState>()
+  private queue: QueueItem[] = []
+  private retry: IngestOp[] = []
+  private retryWeight = 0
+  private chain: Promise<void> = Promise.resolve()
+  private scheduled: NodeJS.Immediate | undefined
+  private stopped = false
+
+  constructor(ctx: Context, config: ShadowCaptureConfig = {}) {
+    super(ctx, 'shadowCapture')
+    const resolved = ShadowCaptureConfigSchema(config)
+    this.config = {
+      ...(resolved.home === undefined ? {} : { home: resolved.home }),
+      worker: resolved.worker ?? true,
+      synchronous: resolved.synchronous ?? 'normal',
+      retryLimit: resolved.retryLimit ?? 10_000,
+    }
+    this.path = resolveStorePath(resolved.path, resolved.home)
+  }
+
+  async * [Service.init](): AsyncGenerator<() => Promise<void>> {
+    this.api = await acquireStore(this.path, this.config.worker, this.config.synchronous)
+    yield async () => {
+      this.stopped = true
+      try {
+        await this.flush()
+      } catch {
+        // shutdown must not fail on a store that already failed; the log stays the authority
+      }
+      await releaseStore(this.path)
+    }
+    this.ctx.on('session/created', session => this.track(session))
+    this.ctx.on('session/event', (session, event) => this.onEvent(session, event))
+    for (const session of this.ctx.sessions.list()) this.track(session)
+  }
+
+  /** The store this capture writes to (reads are safe from any caller). */
+  get store(): ShadowStoreApi {
+    if (this.api === undefined) throw new ShadowStoreError('UNAVAILABLE', 'shadow store is not open yet')
+    return this.api
+  }
+
+  private state(session: Session): SessionState {
+    let state = this.states.get(session)
+    if (state === undefined) state = this.track(session)
+    return state
+  }
+
+  /** Register a session; a seeded one (resume, fork, late mount) is reconciled from its log. */
+  private track(session: Session): SessionState {
+    const existing = this.states.get(session)
+    if (existing !== undefined) return existing
+    const header = session.header
+    const parent = header.parentSession
+    if (parent !== undefined) this.enqueue({ op: 'session', session: { sessionId: parent } }, 1)
+    this.enqueue({
+      op: 'session',
+      session: {
+        sessionId: session.id,
+        parentSessionId: parent ?? null,
+        forkSeq: parent === undefined ? null : header.seedLength ?? null,
+        workspace: header.cwd ?? null,
+        createdAt: header.createdAt,
+      },
+    }, 1)
+    const events = session.events
+    const { captured, cursor } = captureLog(session.id, events)
+    const state: SessionState = { cursor, summary: undefined }
+    this.states.set(session, state)
+    if (events.length > 0) {
+      const ownFromSeq = parent === undefined ? 0 : header.seedLength ?? 0
+      this.enqueue({ op: 'reconcile', sessionId: session.id, events: captured, ownFromSeq }, captured.length)
+      this.noteCheckpoints(session, events)
+    }
+    return state
+  }
+
+  /** Re-derive checkpoints already in a seeded log (idempotent upserts in the store). */
+  private noteCheckpoints(session: Session, events: readonly SessionEvent[]): void {
+    let summary: PendingSummary | undefined
+    for (const event of events) summary = this.checkpointStep(session, event, summary)
+  }
+
+  private onEvent(session: Session, event: SessionEvent): void {
+    if (this.stopped) return
+    const state = this.state(session)
+    const toolName = advance(state.cursor, event)
+    state.summary = this.checkpointStep(session, event, state.summary)
+    if (!isCapturable(event)) return
+    this.queue.push({ kind: 'event', session, event, turn: state.cursor.turn, step: state.cursor.step, toolName })
+    this.health.captured += 1
+    this.health.pending += 1
+    this.schedule()
+  }
+
+  /** Follow compaction/summary → replacing checkpoint message, for any engine. */
+  private checkpointStep(session: Session, event: SessionEvent, summary: PendingSummary | undefined): PendingSummary | undefined {
+    if (event.type === 'compaction/summary') {
+      return {
+        compactionId: event.data.compactionId,
+        summarySeq: event.seq,
+        shadowedSeqs: event.data.shadowedSeqs,
+        shadowedTokenCount: event.data.shadowedTokenCount,
+        engine: event.data.provider === SHADOW_ENGINE ? SHADOW_ENGINE : 'other',
+      }
+    }
+    if (summary === undefined) return undefined
+    if (event.type === 'user/message' && typeof event.surfaceOp === 'object' && isCompactCheckpointSource(event.data.source)) {
+      this.enqueue({
+        op: 'checkpoint',
+        elide: true,
+        checkpoint: {
+          checkpointId: summary.compactionId,
+          sessionId: session.id,
+          engine: summary.engine,
+          status: 'committed',
+          summarySeq: summary.summarySeq,
+          replaceSeq: event.seq,
+          shadowedSeqs: summary.shadowedSeqs,
+          shadowedTokens: summary.shadowedTokenCount,
+          createdAt: event.time,
+        },
+      }, 1)
+      return undefined
+    }
+    return event.type === 'compaction/end' ? undefined : summary
+  }
+
+  private enqueue(op: IngestOp, weight: number): void {
+    this.queue.push({ kind: 'op', op, weight })
+    this.health.pending += weight
+    this.schedule()
+  }
+
+  private schedule(): void {
+    if (this.scheduled !== undefined) return
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined
+      void this.drain().catch(() => undefined)
+    })
+  }
+
+  /** Serialize the queue into ops and hand them to the store, in order. */
+  private drain(): Promise<void> {
+    if (this.scheduled !== undefined) {
+      clearImmediate(this.scheduled)
+      this.scheduled = undefined
+    }
+    const items = this.queue
+    this.queue = []
+    const ops: IngestOp[] = []
+    let weight = 0
+    let events: CapturedEvent[] = []
+    for (const item of items) {
+      if (item.kind === 'event') {
+        events.push(captureEvent(item.session.id, item.event, item, item.toolName))
+        weight += 1
+        continue
+      }
+      if (events.length > 0) ops.push({ op: 'events', events })
+      events = []
+      ops.push(item.op)
+      weight += item.weight
+    }
+    if (events.length > 0) ops.push({ op: 'events', events })
+    const run = this.chain.then(() => this.write(ops, weight))
+    // A failed write must not block later ones; the caller of this drain still sees the failure.
+    this.chain = run.catch(() => undefined)
+    return run
+  }
+
+  private async write(ops: IngestOp[], weight: number): Promise<void> {
+    const batch = this.retry.length > 0 ? [...this.retry, ...ops] : ops
+    const batchWeight = this.retryWeight + weight
+    if (batch.length === 0) return
+    try {
+      this.count(await this.store.ingest(batch))
+      this.retry = []
+      this.retryWeight = 0
+      this.health.batches += 1
+      this.health.pending = Math.max(0, this.health.pending - batchWeight)
+    } catch (error) {
+      this.health.failures += 1
+      const failure = failureOf(error)
+      this.health.lastFailure = failure
+      // Keep the batch for the next attempt, within bounds; past them the log reconciles later.
+      if (batchWeight <= this.config.retryLimit) {
+        this.retry = batch
+        this.retryWeight = batchWeight
+      } else {
+        this.retry = []
+        this.retryWeight = 0
+        this.health.pending = Math.max(0, this.health.pending - batchWeight)
+      }
+      this.reportFailure(undefined, failure)
+      throw error
+    }
+  }
+
+  private count(report: IngestReport): void {
+    this.health.rows.written += report.written
+    this.health.rows.unchanged += report.unchanged
+    this.health.rows.replaced += report.replaced
+    this.health.rows.removed += report.removed
+  }
+
+  reportFailure(session: Session | undefined, failure: CaptureFailure): void {
+    this.health.lastFailure = failure
+    this.ctx.logger.warn(`shadow store: ${failure.message}`)
+    this.ctx.emit('shadow-context/failure', session, failure)
+  }
+
+  /** Write everything captured so far and wait for the store to commit it. */
+  async flush(): Promise<void> {
+    await this.drain()
+  }
+
+  /**
+   * The write-ahead check: are these seqs of the session durably stored exactly as the log has
+   * them? Missing or stale rows are re-sent from the log once before answering.
+   */
+  async confirm(session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
+    await this.flush()
+    const events = session.events
+    const entries = seqs.map(seq => {
+      const event = events[seq]
+      if (event === undefined || event.seq !== seq) throw new ShadowStoreError('INVALID_INPUT', `session ${session.id} has no event at seq ${seq}`)
+      return { seq, hash: hashEventJson(JSON.stringify(event)) }
+    })
+    const first = await this.store.confirm(session.id, entries)
+    if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }
+    const wanted = new Set([...first.missing, ...first.mismatched])
+    const { captured } = captureLog(session.id, events)
+    const repair = captured.filter(event => wanted.has(event.seq))
+    this.count(await this.store.ingest([{ op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
+    const second = await this.store.confirm(session.id, entries)
+    return {
+      ok: second.missing.length === 0 && second.mismatched.length === 0,
+      missing: second.missing,
+      mismatched: second.mismatched,
+      repaired: repair.length,
+    }
+  }
+}

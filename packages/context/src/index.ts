@@ -1,0 +1,2 @@
+export * from './capture/index.ts'
+export * from './store-path.ts'

@@ -1,0 +1,158 @@
+/**
+ * Text analysis shared by indexing and querying. Plain functions, no SQL.
+ *
+ * Two index views of every message:
+ * - **words**: the text for a `porter unicode61` index (stemmed Latin), with CJK runs rewritten as
+ *   dictionary words (Intl.Segmenter) plus character bigrams, and camelCase identifiers also
+ *   spelled as their parts. unicode61 alone treats a whole Chinese run as one token, which is
+ *   useless for search; bigrams keep recall when the segmenter splits a query differently from the
+ *   document it should match.
+ * - **grams**: the literal anchors of the message (identifiers, paths, numbers, CJK runs) for a
+ *   `trigram` index, which answers substring queries ("erver.ts", "ECONNREF"). Only the anchors,
+ *   not the whole text: a full trigram index is ~5x larger and slower than a scan for common terms.
+ *
+ * Queries are analysed with the same functions and reach FTS5 only as quoted string literals, so
+ * query text is always data, never FTS syntax.
+ */
+
+/** Bump when the index views change: the store then rebuilds its indexes from the stored text. */
+export const ANALYZER_VERSION = 1
+
+/** Longest text indexed per message (the stored content itself is never truncated). */
+export const MAX_INDEXED_CHARS = 2_000_000
+/** Longest anchor text indexed per message in the trigram index. */
+export const MAX_ANCHOR_CHARS = 64_000
+
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
+const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const CAMEL_WORD = /\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g
+/**
+ * Tokens worth a substring index: contain a digit, an inner capital, `_ . / \ : -` between word
+ * characters, or are an all-caps constant (ECONNREFUSED).
+ */
+const ANCHOR = /[\p{L}\p{N}_$][\p{L}\p{N}_$./\\:-]*[\p{L}\p{N}_$]/gu
+const ANCHOR_SHAPE = /\d|[a-z][A-Z]|[_./\\:-]|^[A-Z]{4,}$/
+
+/** Common single-character function words; indexing them as words only adds noise. */
+const CJK_STOPWORDS = new Set([
+  '的', '了', '和', '是', '在', '我', '你', '他', '她', '它', '们', '这', '那', '就', '也', '都', '而', '及', '与', '或',
+  '把', '被', '让', '给', '对', '向', '从', '到', '之', '其', '着', '过', '吗', '呢', '吧', '啊', '很', '还', '又', '个',
+  'の', 'は', 'が', 'を', 'に', 'で', 'と', 'も', 'へ', 'や', 'か', 'な', 'た', 'し', 'て',
+])
+
+let segmenter: Intl.Segmenter | undefined
+function cjkSegmenter(): Intl.Segmenter {
+  segmenter ??= new Intl.Segmenter('zh', { granularity: 'word' })
+  return segmenter
+}
+
+/** Dictionary words of one CJK run, without single-character stopwords. */
+export function cjkWords(run: string): string[] {
+  const words: string[] = []
+  for (const part of cjkSegmenter().segment(run)) {
+    if (!part.isWordLike) continue
+    if (part.segment.length === 1 && CJK_STOPWORDS.has(part.segment)) continue
+    words.push(part.segment)
+  }
+  return words
+}
+
+/** Overlapping character bigrams of one CJK run (the run itself when it is one character). */
+export function cjkBigrams(run: string): string[] {
+  const chars = [...run]
+  if (chars.length < 2) return chars.filter(char => !CJK_STOPWORDS.has(char))
+  const grams: string[] = []
+  for (let index = 0; index + 1 < chars.length; index += 1) grams.push(chars[index]! + chars[index + 1]!)
+  return grams
+}
+
+/** Parts of a camelCase identifier: `handleRequestTimeout` → handle, Request, Timeout. */
+export function camelParts(word: string): string[] {
+  return word.split(/(?<=[a-z0-9])(?=[A-Z])/)
+}
+
+function normalize(text: string): string {
+  // NUL and other C0 controls are kept in the stored content but mean nothing to an index.
+  return text.normalize('NFKC').replace(/\p{Cc}/gu, ' ')
+}
+
+/** The two index views of one message text. */
+export function indexViews(text: string): { words: string; grams: string } {
+  const clean = normalize(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text)
+  const extra: string[] = []
+  for (const match of clean.matchAll(CAMEL_WORD)) extra.push(camelParts(match[0]).join(' '))
+  const words = clean.replace(CJK_RUN, run => ` ${[...cjkWords(run), ...cjkBigrams(run)].join(' ')} `)
+  return { words: extra.length === 0 ? words : `${words}\n${extra.join(' ')}`, grams: anchors(clean) }
+}
+
+/** The literal anchors of a text, space separated, at most MAX_ANCHOR_CHARS. */
+export function anchors(text: string): string {
+  const seen = new Set<string>()
+  let length = 0
+  const take = (value: string): boolean => {
+    if (seen.has(value)) return true
+    if (length + value.length + 1 > MAX_ANCHOR_CHARS) return false
+    seen.add(value)
+    length += value.length + 1
+    return true
+  }
+  for (const match of text.matchAll(CJK_RUN)) if (!take(match[0])) break
+  for (const match of text.matchAll(ANCHOR)) {
+    const token = match[0]
+    if (token.length >= 3 && ANCHOR_SHAPE.test(token) && !HAS_CJK.test(token) && !take(token)) break
+  }
+  return [...seen].join(' ')
+}
+
+/** Longest query accepted, in characters. */
+export const MAX_QUERY_CHARS = 4_000
+/** At most this many terms of a query are used. */
+export const MAX_QUERY_TERMS = 48
+
+export interface AnalyzedQuery {
+  /** Terms for the words index (each becomes one quoted FTS5 string). */
+  readonly words: readonly string[]
+  /** Substrings (≥ 3 characters) for the trigram index. */
+  readonly grams: readonly string[]
+  /** The query's literal pieces, lowercased, for snippet marking and literal matching. */
+  readonly literals: readonly string[]
+}
+
+/** Tokens as unicode61 sees them: runs of letters, digits and marks. */
+const LATIN_TOKEN = /[\p{L}\p{N}\p{M}]+/gu
+
+export function analyzeQuery(query: string): AnalyzedQuery {
+  const clean = normalize(query).trim()
+  const words: string[] = []
+  const grams: string[] = []
+  const literals: string[] = []
+  const add = (list: string[], value: string): void => {
+    const lower = value.toLowerCase()
+    if (lower.length > 0 && !list.includes(lower)) list.push(lower)
+  }
+  for (const match of clean.matchAll(CJK_RUN)) {
+    const run = match[0]
+    add(literals, run)
+    for (const word of cjkWords(run)) add(words, word)
+    for (const gram of cjkBigrams(run)) add(words, gram)
+    if ([...run].length >= 3) add(grams, run)
+  }
+  const latin = clean.replace(CJK_RUN, ' ')
+  for (const piece of latin.split(/\s+/)) {
+    const trimmed = piece.replace(/^["'`([{<]+|["'`)\]}>,;!?]+$/g, '')
+    if (trimmed.length === 0) continue
+    add(literals, trimmed)
+    // Any fragment can be part of an indexed anchor ("erver" of src/server.ts).
+    if (trimmed.length >= 3) add(grams, trimmed)
+    for (const token of trimmed.matchAll(LATIN_TOKEN)) {
+      add(words, token[0])
+      for (const part of camelParts(token[0])) if (part !== token[0]) add(words, part)
+    }
+  }
+  return { words: words.slice(0, MAX_QUERY_TERMS), grams: grams.slice(0, MAX_QUERY_TERMS), literals: literals.slice(0, MAX_QUERY_TERMS) }
+}
+
+/** One FTS5 string literal: double quotes doubled, so any text is matched as a phrase, never parsed. */
+export function ftsString(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`
+}

@@ -1,0 +1,118 @@
+/**
+ * A ShadowStore living in a worker thread, behind the same async API. dsh plugins use this so
+ * that indexing and ranking never block the event loop that runs the agent's turns.
+ */
+import { Worker } from 'node:worker_threads'
+import { ShadowStoreError, type ShadowStoreErrorCode } from './errors.ts'
+import type { ShadowStore, ShadowStoreOptions } from './store.ts'
+
+type AsyncMethods<T> = {
+  [K in keyof T as T[K] extends (...args: never[]) => Promise<unknown> ? K : never]: T[K]
+}
+
+/** Every async method of ShadowStore; what both the in-process store and the worker client offer. */
+export type ShadowStoreApi = AsyncMethods<ShadowStore> & { readonly path: string }
+
+interface Pending {
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+function decodeError(error: { name: string; code?: string; message: string }): Error {
+  if (error.code !== undefined) return new ShadowStoreError(error.code as ShadowStoreErrorCode, error.message)
+  return new ShadowStoreError('UNAVAILABLE', `shadow store worker: ${error.message}`)
+}
+
+export class ShadowStoreWorkerClient {
+  readonly path: string
+  private readonly worker: Worker
+  private readonly pending = new Map<number, Pending>()
+  private nextId = 1
+  private failure: Error | undefined
+  private closed = false
+
+  private constructor(path: string, worker: Worker) {
+    this.path = path
+    this.worker = worker
+    worker.on('message', (message: { id?: number; ok?: boolean; value?: unknown; error?: { name: string; code?: string; message: string } }) => {
+      if (message.id === undefined) return
+      const waiter = this.pending.get(message.id)
+      if (waiter === undefined) return
+      this.settle(message.id)
+      if (message.ok === true) waiter.resolve(message.value)
+      else waiter.reject(decodeError(message.error!))
+    })
+    const fail = (error: Error): void => {
+      this.failure = error
+      for (const waiter of this.pending.values()) waiter.reject(error)
+      this.pending.clear()
+      this.worker.unref()
+    }
+    worker.on('error', error => fail(new ShadowStoreError('UNAVAILABLE', `shadow store worker crashed: ${error.message}`, { cause: error })))
+    worker.on('exit', code => {
+      if (!this.closed) fail(new ShadowStoreError('UNAVAILABLE', `shadow store worker exited (code ${code})`))
+    })
+  }
+
+  /** Start a worker that opens (creating if needed) the store at `path`. */
+  static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStoreApi & ShadowStoreWorkerClient> {
+    const here = import.meta.url
+    const script = new URL(here.endsWith('.ts') ? './worker.ts' : './worker.js', here)
+    const worker = new Worker(script, { workerData: { path, options }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
+    const client = new ShadowStoreWorkerClient(path, worker)
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (message: { ready?: boolean; error?: { name: string; code?: string; message: string } }): void => {
+        if (message.ready !== true) return
+        worker.off('message', onMessage)
+        worker.off('error', reject)
+        if (message.error !== undefined) {
+          void worker.terminate()
+          reject(decodeError(message.error))
+        } else resolve()
+      }
+      worker.on('message', onMessage)
+      worker.once('error', reject)
+    })
+    worker.unref()
+    return new Proxy(client, {
+      get(target, property, receiver) {
+        if (property === 'then') return undefined // not a thenable
+        if (typeof property === 'string' && !(property in target)) return (...args: unknown[]) => target.call(property, args)
+        return Reflect.get(target, property, receiver) as unknown
+      },
+    }) as ShadowStoreApi & ShadowStoreWorkerClient
+  }
+
+  /** Send one call to the worker. */
+  call(method: string, args: unknown[]): Promise<unknown> {
+    if (this.closed) return Promise.reject(new ShadowStoreError('CLOSED', 'shadow store is closed'))
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      // An idle worker must not keep the process alive; a pending call must.
+      if (this.pending.size === 0) this.worker.ref()
+      this.pending.set(id, { resolve, reject })
+      try {
+        this.worker.postMessage({ id, method, args })
+      } catch (error) {
+        this.settle(id)
+        reject(new ShadowStoreError('INVALID_INPUT', `cannot send to the shadow store worker: ${error instanceof Error ? error.message : String(error)}`))
+      }
+    })
+  }
+
+  private settle(id: number): void {
+    this.pending.delete(id)
+    if (this.pending.size === 0) this.worker.unref()
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    try {
+      if (this.failure === undefined) await this.call('close', [])
+    } finally {
+      this.closed = true
+      await this.worker.terminate()
+    }
+  }
+}

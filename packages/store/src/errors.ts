@@ -1,0 +1,37 @@
+/** Typed failures of the shadow store. Every public entry point throws only these. */
+
+export type ShadowStoreErrorCode =
+  /** The caller passed something malformed (wrong type, bad id, inverted range, oversize query). */
+  | 'INVALID_INPUT'
+  /** A referenced session, message or checkpoint does not exist. */
+  | 'NOT_FOUND'
+  /** The caller may not read what it asked for (another session, outside its fork lineage). */
+  | 'FORBIDDEN'
+  /** A write would contradict what is stored (same session and seq, different content). */
+  | 'CONFLICT'
+  /** The database file cannot be opened, is corrupt, or is not a shadow store. */
+  | 'CORRUPT'
+  /** The database is read-only, full, locked, or an I/O error occurred. */
+  | 'UNAVAILABLE'
+  /** The database schema is newer than this code understands. */
+  | 'SCHEMA_TOO_NEW'
+  /** The store was closed. */
+  | 'CLOSED'
+
+export class ShadowStoreError extends Error {
+  override readonly name = 'ShadowStoreError'
+  readonly code: ShadowStoreErrorCode
+
+  constructor(code: ShadowStoreErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+export function isShadowStoreError(error: unknown, code?: ShadowStoreErrorCode): error is ShadowStoreError {
+  return error instanceof ShadowStoreError && (code === undefined || error.code === code)
+}
+
+export function invalid(message: string): ShadowStoreError {
+  return new ShadowStoreError('INVALID_INPUT', message)
+}

@@ -1,0 +1,102 @@
+/**
+ * Ranking policy over index candidates: plain functions, no SQL. The backend scores candidates
+ * within one index (BM25 for FTS5); this module fuses the word and substring lists, breaks ties,
+ * and cuts snippets.
+ */
+
+export interface RankedCandidate<T> {
+  readonly key: string
+  readonly item: T
+  /** Position in each list it appeared in (0 = best), by list name. */
+  readonly ranks: Readonly<Record<string, number>>
+  readonly score: number
+}
+
+export interface FusionInput<T> {
+  readonly name: string
+  readonly weight: number
+  readonly items: readonly T[]
+}
+
+/**
+ * Reciprocal-rank fusion: robust to the two indexes' scores living on different scales.
+ * `k` damps the head; ties fall to `tieBreak` (e.g. newer first).
+ */
+export function fuseRankings<T>(
+  lists: readonly FusionInput<T>[],
+  keyOf: (item: T) => string,
+  tieBreak: (a: T, b: T) => number,
+  k = 60,
+): RankedCandidate<T>[] {
+  const merged = new Map<string, { item: T; ranks: Record<string, number>; score: number }>()
+  for (const list of lists) {
+    list.items.forEach((item, rank) => {
+      const key = keyOf(item)
+      const entry = merged.get(key) ?? { item, ranks: {}, score: 0 }
+      entry.ranks[list.name] = rank
+      entry.score += list.weight / (k + rank + 1)
+      merged.set(key, entry)
+    })
+  }
+  return [...merged.entries()]
+    .map(([key, entry]) => ({ key, item: entry.item, ranks: entry.ranks, score: entry.score }))
+    .toSorted((a, b) => b.score - a.score || tieBreak(a.item, b.item))
+}
+
+export interface Snippet {
+  readonly text: string
+  /** Literal pieces of the query found in the message (lowercased). */
+  readonly matched: readonly string[]
+}
+
+/**
+ * A window of the text around the densest cluster of query literals, with each occurrence
+ * wrapped in `**…**`. Falls back to the head of the text when no literal occurs.
+ */
+export function snippet(text: string, literals: readonly string[], width = 240): Snippet {
+  const lower = text.toLowerCase()
+  const needles = literals.filter(literal => literal.length > 0)
+  const positions: Array<{ at: number; length: number; literal: string }> = []
+  for (const needle of needles) {
+    let from = 0
+    for (let count = 0; count < 50; count += 1) {
+      const at = lower.indexOf(needle, from)
+      if (at === -1) break
+      positions.push({ at, length: needle.length, literal: needle })
+      from = at + needle.length
+    }
+  }
+  if (positions.length === 0) {
+    const head = text.slice(0, width).replace(/\s+/g, ' ').trim()
+    return { text: text.length > width ? `${head}…` : head, matched: [] }
+  }
+  positions.sort((a, b) => a.at - b.at)
+  // Pick the window start that covers the most distinct literals.
+  let best = positions[0]!.at
+  let bestCount = -1
+  for (const anchor of positions) {
+    const inside = new Set(positions.filter(p => p.at >= anchor.at && p.at + p.length <= anchor.at + width).map(p => p.literal))
+    if (inside.size > bestCount) {
+      bestCount = inside.size
+      best = anchor.at
+    }
+  }
+  const start = Math.max(0, best - Math.floor(width / 4))
+  const end = Math.min(text.length, start + width)
+  const inWindow = positions.filter(p => p.at >= start && p.at + p.length <= end)
+  let out = ''
+  let cursor = start
+  const used: Array<{ at: number; length: number }> = []
+  for (const p of inWindow) {
+    if (used.some(u => p.at < u.at + u.length)) continue
+    out += text.slice(cursor, p.at) + '**' + text.slice(p.at, p.at + p.length) + '**'
+    cursor = p.at + p.length
+    used.push(p)
+  }
+  out += text.slice(cursor, end)
+  const flat = out.replace(/\s+/g, ' ').trim()
+  return {
+    text: `${start > 0 ? '…' : ''}${flat}${end < text.length ? '…' : ''}`,
+    matched: [...new Set(positions.map(p => p.literal))],
+  }
+}

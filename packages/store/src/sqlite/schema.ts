@@ -1,0 +1,100 @@
+/** SQLite schema of the shadow store, as an ordered list of migrations. */
+
+export interface Migration {
+  readonly version: number
+  readonly sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+      CREATE TABLE sessions (
+        session_id        TEXT PRIMARY KEY,
+        tag               TEXT NOT NULL UNIQUE,
+        parent_session_id TEXT,
+        fork_seq          INTEGER,
+        workspace         TEXT,
+        created_at        INTEGER,
+        message_count     INTEGER NOT NULL DEFAULT 0,
+        last_seq          INTEGER NOT NULL DEFAULT -1,
+        first_time        INTEGER,
+        last_time         INTEGER
+      );
+      CREATE INDEX sessions_workspace ON sessions(workspace);
+
+      -- One row per model-visible message of a session, keyed by the dsh log seq.
+      CREATE TABLE messages (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        shadow_id   TEXT NOT NULL,
+        event_type  TEXT NOT NULL,
+        role        TEXT NOT NULL,
+        source_kind TEXT NOT NULL,
+        turn        INTEGER,
+        step        INTEGER,
+        tool_name   TEXT,
+        call_id     TEXT,
+        time        INTEGER NOT NULL,
+        tokens      INTEGER NOT NULL,
+        hash        TEXT NOT NULL,
+        event_json  TEXT NOT NULL,
+        text        BLOB NOT NULL, -- UTF-8; a BLOB keeps NUL bytes
+        elided_by   TEXT,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX messages_time ON messages(session_id, time);
+
+      CREATE TABLE checkpoints (
+        checkpoint_id   TEXT PRIMARY KEY,
+        session_id      TEXT NOT NULL,
+        engine          TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        trigger         TEXT,
+        start_seq       INTEGER,
+        summary_seq     INTEGER,
+        replace_seq     INTEGER,
+        shadowed_seqs   TEXT NOT NULL,
+        first_seq       INTEGER,
+        last_seq        INTEGER,
+        first_shadow_id TEXT,
+        last_shadow_id  TEXT,
+        time_from       INTEGER,
+        time_to         INTEGER,
+        message_count   INTEGER NOT NULL,
+        shadowed_tokens INTEGER,
+        summary_tokens  INTEGER,
+        footer          TEXT,
+        error           TEXT,
+        created_at      INTEGER NOT NULL
+      );
+      CREATE INDEX checkpoints_session ON checkpoints(session_id, created_at);
+
+      CREATE TABLE recalls (
+        id             INTEGER PRIMARY KEY,
+        session_id     TEXT NOT NULL,
+        seq            INTEGER,
+        time           INTEGER NOT NULL,
+        kind           TEXT NOT NULL,
+        query          TEXT,
+        shadow_ids     TEXT NOT NULL,
+        checkpoint_ids TEXT NOT NULL
+      );
+      CREATE INDEX recalls_session ON recalls(session_id, time);
+
+      -- Contentless indexes: the text lives once, in messages.text. "scope" holds the session tag
+      -- as a token, so a session-scoped query is one index lookup rather than a join.
+      CREATE VIRTUAL TABLE messages_words USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE VIRTUAL TABLE messages_grams USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='trigram'
+      );
+    `,
+  },
+]
+
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version

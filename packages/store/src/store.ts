@@ -1,0 +1,599 @@
+/**
+ * ShadowStore: the domain API over a backend. Owns ids, lineage (forks read their parent's rows
+ * below the fork point instead of copying them), validation, and search. Usable as a plain
+ * library: `const store = await ShadowStore.open(path)`.
+ */
+import { createHash } from 'node:crypto'
+import { ANALYZER_VERSION, analyzeQuery, indexViews, MAX_QUERY_CHARS } from './analyzer.ts'
+import type { IndexHit, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
+import { invalid, ShadowStoreError } from './errors.ts'
+import { rowFromCaptured, type CapturedEvent } from './events.ts'
+import { parseShadowId, sessionTag, shadowId } from './ids.ts'
+import { fuseRankings, snippet } from './ranking.ts'
+import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
+import type {
+  AppendResult,
+  CheckpointInput,
+  LineageSegment,
+  RecallInput,
+  ReconcileReport,
+  ShadowCheckpoint,
+  ShadowMessage,
+  ShadowMessageInput,
+  ShadowRecall,
+  ShadowRole,
+  ShadowSession,
+  ShadowSessionInput,
+  StoreStats,
+} from './types.ts'
+
+const EVENT_TYPES = new Set(['user/message', 'assistant/message', 'tool/result', 'request/header'])
+const ROLES = new Set<ShadowRole>(['system', 'user', 'assistant', 'tool'])
+const MAX_ID_CHARS = 512
+
+export interface ShadowStoreOptions extends SqliteBackendOptions {}
+
+/** Where a read or search may look. */
+export interface ScopeOptions {
+  /** The session asking; its fork ancestors are included up to each fork point. */
+  readonly sessionId: string
+  /** Widen to every session of this workspace (the caller decides whether that is allowed). */
+  readonly workspace?: string
+  /** Widen to every session in the store (CLI use). */
+  readonly allSessions?: boolean
+}
+
+export interface SearchOptions extends ScopeOptions {
+  readonly limit?: number
+  readonly timeFrom?: number
+  readonly timeTo?: number
+  readonly roles?: readonly ShadowRole[]
+  readonly toolName?: string
+  /** Only messages a given checkpoint took off the surface. */
+  readonly checkpointId?: string
+  /** Rank at most this many newest matches per index. Default 5000. */
+  readonly rankWindow?: number
+}
+
+export interface SearchHit {
+  readonly message: ShadowMessage
+  readonly score: number
+  readonly snippet: string
+  readonly matched: readonly string[]
+}
+
+export interface SearchResult {
+  readonly hits: SearchHit[]
+  readonly coverage: {
+    /** Messages in scope (after filters). */
+    readonly searched: number
+    /** Messages that matched the query in scope (lower bound when the rank window was hit). */
+    readonly matched: number
+    readonly returned: number
+  }
+  /** Literal pieces of the query, lowercased. */
+  readonly literals: readonly string[]
+}
+
+/** One step of a capture batch; a batch is applied strictly in order. */
+export type IngestOp =
+  | { readonly op: 'session'; readonly session: ShadowSessionInput }
+  | { readonly op: 'events'; readonly events: readonly CapturedEvent[] }
+  | {
+    readonly op: 'reconcile'
+    /** The session whose log is the authority. */
+    readonly sessionId: string
+    /** Every capturable event of the log, each attributed to the session that owns its row. */
+    readonly events: readonly CapturedEvent[]
+    /** Own rows at or above this seq that the log does not have are stale and removed. */
+    readonly ownFromSeq: number
+  }
+  | { readonly op: 'checkpoint'; readonly checkpoint: CheckpointInput; readonly elide: boolean }
+
+export interface IngestReport {
+  readonly written: number
+  readonly unchanged: number
+  readonly replaced: number
+  readonly removed: number
+  readonly checkpoints: number
+}
+
+export interface ReadOptions {
+  readonly fromSeq?: number
+  readonly toSeq?: number
+  readonly timeFrom?: number
+  readonly timeTo?: number
+  readonly limit?: number
+  readonly descending?: boolean
+  readonly elidedBy?: string
+}
+
+function assertString(value: unknown, label: string, max = MAX_ID_CHARS): string {
+  if (typeof value !== 'string' || value.length === 0) throw invalid(`${label} must be a non-empty string`)
+  if (value.length > max) throw invalid(`${label} is longer than ${max} characters`)
+  if (value.includes('\u0000')) throw invalid(`${label} must not contain NUL`)
+  return value
+}
+
+function assertSeq(value: unknown, label: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(`${label} must be a non-negative integer`)
+  return value
+}
+
+function assertOptionalInt(value: unknown, label: string): number | null {
+  if (value === null || value === undefined) return null
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid(`${label} must be an integer or null`)
+  return value
+}
+
+function optionalText(value: unknown, label: string): string | null {
+  if (value === null || value === undefined) return null
+  if (typeof value !== 'string') throw invalid(`${label} must be a string or null`)
+  return value
+}
+
+/** The session whose row holds `seq`: the oldest ancestor whose fork bound is above it. */
+function ownerOf(segments: readonly LineageSegment[], seq: number): string | undefined {
+  return segments.findLast(segment => seq < segment.belowSeq)?.sessionId
+}
+
+export function hashEventJson(eventJson: string): string {
+  return createHash('sha1').update(eventJson).digest('hex')
+}
+
+export class ShadowStore {
+  readonly backend: ShadowBackend
+  private readonly tags = new Map<string, string>()
+
+  constructor(backend: ShadowBackend) {
+    this.backend = backend
+  }
+
+  /** Open (creating if needed) a SQLite shadow store at `path`. */
+  static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
+    assertString(path, 'store path', 4096)
+    const backend = new SqliteBackend(path, options)
+    const store = new ShadowStore(backend)
+    if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
+      backend.reindex(indexViews, ANALYZER_VERSION)
+    }
+    return store
+  }
+
+  get path(): string {
+    return this.backend.path
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close()
+  }
+
+  // ---- sessions -------------------------------------------------------------------------------
+
+  async registerSession(input: ShadowSessionInput): Promise<ShadowSession> {
+    const sessionId = assertString(input?.sessionId, 'sessionId')
+    const parentSessionId = input.parentSessionId === undefined || input.parentSessionId === null ? null : assertString(input.parentSessionId, 'parentSessionId')
+    if (parentSessionId === sessionId) throw invalid('a session cannot be its own parent')
+    const forkSeq = assertOptionalInt(input.forkSeq, 'forkSeq')
+    if (forkSeq !== null && forkSeq < 0) throw invalid('forkSeq must be non-negative')
+    const tag = await this.ensureTag(sessionId)
+    await this.backend.upsertSession({
+      sessionId,
+      tag,
+      parentSessionId,
+      forkSeq,
+      workspace: optionalText(input.workspace, 'workspace'),
+      createdAt: assertOptionalInt(input.createdAt, 'createdAt'),
+    })
+    return (await this.backend.getSession(sessionId))!
+  }
+
+  async session(sessionId: string): Promise<ShadowSession | undefined> {
+    return this.backend.getSession(assertString(sessionId, 'sessionId'))
+  }
+
+  async sessions(workspace?: string): Promise<ShadowSession[]> {
+    return this.backend.listSessions(workspace === undefined ? undefined : assertString(workspace, 'workspace', 4096))
+  }
+
+  /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
+  async lineage(sessionId: string): Promise<LineageSegment[]> {
+    assertString(sessionId, 'sessionId')
+    const segments: LineageSegment[] = []
+    let current = await this.backend.getSession(sessionId)
+    if (current === undefined) return []
+    let below = Number.POSITIVE_INFINITY
+    const seen = new Set<string>()
+    while (current !== undefined && !seen.has(current.sessionId)) {
+      seen.add(current.sessionId)
+      segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
+      if (current.parentSessionId === null) break
+      below = Math.min(below, current.forkSeq ?? 0)
+      current = await this.backend.getSession(current.parentSessionId)
+    }
+    return segments
+  }
+
+  private async ensureTag(sessionId: string): Promise<string> {
+    const cached = this.tags.get(sessionId)
+    if (cached !== undefined) return cached
+    const existing = await this.backend.getSession(sessionId)
+    if (existing !== undefined) {
+      this.tags.set(sessionId, existing.tag)
+      return existing.tag
+    }
+    const tag = sessionTag(sessionId)
+    const holder = await this.backend.getSessionByTag(tag)
+    if (holder !== undefined && holder.sessionId !== sessionId) {
+      throw new ShadowStoreError('CONFLICT', `session tag ${tag} of ${sessionId} is already used by ${holder.sessionId}`)
+    }
+    this.tags.set(sessionId, tag)
+    return tag
+  }
+
+  // ---- messages -------------------------------------------------------------------------------
+
+  /** Validate and derive one row without writing it. */
+  private async prepare(input: ShadowMessageInput): Promise<PreparedMessage> {
+    if (typeof input !== 'object' || input === null) throw invalid('message must be an object')
+    const sessionId = assertString(input.sessionId, 'sessionId')
+    const seq = assertSeq(input.seq, 'seq')
+    if (!EVENT_TYPES.has(input.eventType)) throw invalid(`eventType must be one of ${[...EVENT_TYPES].join(', ')}`)
+    if (!ROLES.has(input.role)) throw invalid(`role must be one of ${[...ROLES].join(', ')}`)
+    assertString(input.sourceKind, 'sourceKind', 200)
+    if (typeof input.time !== 'number' || !Number.isFinite(input.time) || input.time < 0) throw invalid('time must be epoch milliseconds')
+    if (typeof input.eventJson !== 'string' || input.eventJson.length === 0) throw invalid('eventJson must be a non-empty string')
+    if (typeof input.text !== 'string') throw invalid('text must be a string')
+    if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')
+    const tag = await this.ensureTag(sessionId)
+    const views = indexViews(input.text)
+    return {
+      sessionId,
+      seq,
+      eventType: input.eventType,
+      role: input.role,
+      sourceKind: input.sourceKind,
+      turn: assertOptionalInt(input.turn, 'turn'),
+      step: assertOptionalInt(input.step, 'step'),
+      toolName: optionalText(input.toolName, 'toolName'),
+      callId: optionalText(input.callId, 'callId'),
+      time: Math.floor(input.time),
+      eventJson: input.eventJson,
+      text: input.text,
+      tokens: input.tokens,
+      tag,
+      shadowId: shadowId(tag, seq),
+      hash: hashEventJson(input.eventJson),
+      words: views.words,
+      grams: views.grams,
+    }
+  }
+
+  /**
+   * Write messages idempotently: a row that exists with the same content is left alone, one with
+   * different content is replaced (the log is the authority). Sessions are registered on the fly.
+   * All rows are validated before anything is written.
+   */
+  async append(rows: readonly ShadowMessageInput[]): Promise<AppendResult> {
+    if (!Array.isArray(rows)) throw invalid('append takes an array of messages')
+    const prepared: PreparedMessage[] = []
+    for (const row of rows) prepared.push(await this.prepare(row))
+    for (const sessionId of new Set(prepared.map(row => row.sessionId))) {
+      if ((await this.backend.getSession(sessionId)) === undefined) {
+        await this.backend.upsertSession({ sessionId, tag: await this.ensureTag(sessionId) })
+      }
+    }
+    return this.backend.appendMessages(prepared)
+  }
+
+  /** Apply a capture batch in order (what the capture plugin sends). */
+  async ingest(ops: readonly IngestOp[]): Promise<IngestReport> {
+    if (!Array.isArray(ops)) throw invalid('ingest takes an array of operations')
+    let written = 0
+    let unchanged = 0
+    let replaced = 0
+    let removed = 0
+    let checkpoints = 0
+    const count = (result: AppendResult): void => {
+      written += result.written
+      unchanged += result.unchanged
+      replaced += result.replaced
+    }
+    for (const op of ops) {
+      if (typeof op !== 'object' || op === null) throw invalid('ingest operation must be an object')
+      switch (op.op) {
+        case 'session':
+          await this.registerSession(op.session)
+          break
+        case 'events':
+          count(await this.append(op.events.map(rowFromCaptured)))
+          break
+        case 'reconcile': {
+          // Attribute each log event to the lineage segment that owns its row: a fork's prefix
+          // belongs to its parent (or further up), never copied into the child.
+          const segments = await this.lineage(op.sessionId)
+          const bySession = new Map<string, CapturedEvent[]>()
+          for (const event of op.events) {
+            const owner = ownerOf(segments, event.seq) ?? op.sessionId
+            const list = bySession.get(owner) ?? []
+            list.push(owner === event.sessionId ? event : { ...event, sessionId: owner })
+            bySession.set(owner, list)
+          }
+          for (const [sessionId, events] of bySession) {
+            const stored = new Map((await this.hashes(sessionId)).map(row => [row.seq, row.hash]))
+            const stale = events.filter(event => stored.get(event.seq) !== hashEventJson(event.eventJson))
+            count(await this.append(stale.map(rowFromCaptured)))
+            unchanged += events.length - stale.length
+          }
+          const own = new Set<number>()
+          for (const event of bySession.get(op.sessionId) ?? []) own.add(event.seq)
+          const extra = (await this.hashes(op.sessionId)).map(row => row.seq).filter(seq => seq >= op.ownFromSeq && !own.has(seq))
+          removed += await this.remove(op.sessionId, extra)
+          break
+        }
+        case 'checkpoint': {
+          // A fork's seed repeats its ancestors' checkpoints: they stay the ancestors'.
+          const existing = await this.backend.getCheckpoint(assertString(op.checkpoint?.checkpointId, 'checkpointId'))
+          let owner = existing?.sessionId ?? op.checkpoint.sessionId
+          if (existing === undefined && typeof op.checkpoint.replaceSeq === 'number') {
+            const segments = await this.lineage(op.checkpoint.sessionId)
+            owner = ownerOf(segments, op.checkpoint.replaceSeq) ?? owner
+          }
+          const recorded = await this.recordCheckpoint({ ...op.checkpoint, sessionId: owner })
+          if (op.elide && recorded.status === 'committed') {
+            for (const segment of await this.lineage(recorded.sessionId)) {
+              const seqs = recorded.shadowedSeqs.filter(seq => seq < segment.belowSeq)
+              await this.markElidedIfUnmarked(segment.sessionId, seqs, recorded.checkpointId)
+            }
+          }
+          checkpoints += 1
+          break
+        }
+        default:
+          throw invalid(`unknown ingest operation ${JSON.stringify((op as { op?: unknown })?.op)}`)
+      }
+    }
+    return { written, unchanged, replaced, removed, checkpoints }
+  }
+
+  /**
+   * Which of these (seq, hash) pairs of a session's visible history are not durably stored as
+   * given: the write-ahead check before anything leaves the surface.
+   */
+  async confirm(sessionId: string, entries: ReadonlyArray<{ seq: number; hash: string }>): Promise<{ missing: number[]; mismatched: number[] }> {
+    const segments = await this.lineage(assertString(sessionId, 'sessionId'))
+    const missing: number[] = []
+    const mismatched: number[] = []
+    for (const entry of entries) {
+      const row = await this.lookupInLineage(segments, assertSeq(entry.seq, 'seq'))
+      if (row === undefined) missing.push(entry.seq)
+      else if (row.hash !== entry.hash) mismatched.push(entry.seq)
+    }
+    return { missing, mismatched }
+  }
+
+  /** Mark rows elided unless an earlier checkpoint already did (the first elision is the one a reader follows). */
+  private async markElidedIfUnmarked(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
+    const fresh: number[] = []
+    for (const seq of seqs) {
+      const row = await this.backend.getMessage(sessionId, seq)
+      if (row !== undefined && row.elidedBy === null) fresh.push(row.seq)
+    }
+    await this.backend.markElided(sessionId, fresh, checkpointId)
+  }
+
+  /** One message by shadow id, or undefined when it does not exist. */
+  async message(id: string): Promise<ShadowMessage | undefined> {
+    const { tag, seq } = parseShadowId(id)
+    const session = await this.backend.getSessionByTag(tag)
+    if (session === undefined) return undefined
+    return this.backend.getMessage(session.sessionId, seq)
+  }
+
+  async messageAt(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
+    return this.backend.getMessage(assertString(sessionId, 'sessionId'), assertSeq(seq, 'seq'))
+  }
+
+  /** Resolve which session's history the scope covers, as lineage segments. */
+  async scopeSegments(scope: ScopeOptions): Promise<LineageSegment[]> {
+    if (scope.allSessions === true || scope.workspace !== undefined) {
+      const sessions = await this.backend.listSessions(scope.allSessions === true ? undefined : scope.workspace)
+      const own = await this.lineage(scope.sessionId)
+      const segments = new Map(own.map(segment => [segment.sessionId, segment]))
+      for (const session of sessions) {
+        if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
+      }
+      return [...segments.values()]
+    }
+    const segments = await this.lineage(scope.sessionId)
+    if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
+    return segments
+  }
+
+  /** Messages of a session's visible history (its own rows and its ancestors' below each fork). */
+  async read(scope: ScopeOptions, options: ReadOptions = {}): Promise<ShadowMessage[]> {
+    const segments = await this.scopeSegments(scope)
+    const limit = options.limit ?? 200
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) throw invalid('limit must be an integer from 1 to 100000')
+    return this.backend.readMessages({ ...this.filter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+  }
+
+  async count(scope: ScopeOptions, options: ReadOptions = {}): Promise<number> {
+    return this.backend.countMessages(this.filter(await this.scopeSegments(scope), options))
+  }
+
+  private filter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
+    const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
+    const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
+    if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)
+    if (options.timeFrom !== undefined && options.timeTo !== undefined && options.timeFrom > options.timeTo) throw invalid('time range is inverted')
+    if (options.roles !== undefined) for (const role of options.roles) if (!ROLES.has(role)) throw invalid(`unknown role ${JSON.stringify(role)}`)
+    return {
+      segments,
+      ...(fromSeq === undefined ? {} : { fromSeq }),
+      ...(toSeq === undefined ? {} : { toSeq }),
+      ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
+      ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
+      ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: options.roles }),
+      ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),
+      ...(options.elidedBy === undefined ? {} : { elidedBy: assertString(options.elidedBy, 'checkpoint id') }),
+    }
+  }
+
+  /** (seq, hash) of every row stored for a session itself (not its ancestors). */
+  async hashes(sessionId: string): Promise<Array<{ seq: number; hash: string }>> {
+    return this.backend.messageHashes(assertString(sessionId, 'sessionId'))
+  }
+
+  /** Compare a session's own rows with an authoritative (seq, hash) list; writes nothing. */
+  async reconcile(sessionId: string, authority: ReadonlyArray<{ seq: number; hash: string }>): Promise<ReconcileReport> {
+    const stored = await this.hashes(sessionId)
+    const storedBySeq = new Map<number, string>()
+    let duplicated = 0
+    for (const row of stored) {
+      if (storedBySeq.has(row.seq)) duplicated += 1
+      storedBySeq.set(row.seq, row.hash)
+    }
+    const missing: number[] = []
+    const mismatched: number[] = []
+    const wanted = new Set<number>()
+    for (const entry of authority) {
+      wanted.add(entry.seq)
+      const hash = storedBySeq.get(entry.seq)
+      if (hash === undefined) missing.push(entry.seq)
+      else if (hash !== entry.hash) mismatched.push(entry.seq)
+    }
+    const extra = [...storedBySeq.keys()].filter(seq => !wanted.has(seq))
+    return { missing, mismatched, extra, duplicated }
+  }
+
+  async remove(sessionId: string, seqs: readonly number[]): Promise<number> {
+    return this.backend.deleteMessages(assertString(sessionId, 'sessionId'), seqs.map(seq => assertSeq(seq, 'seq')))
+  }
+
+  async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
+    await this.backend.markElided(assertString(sessionId, 'sessionId'), seqs.map(seq => assertSeq(seq, 'seq')), assertString(checkpointId, 'checkpointId'))
+  }
+
+  // ---- checkpoints and recalls -------------------------------------------------------------------
+
+  /**
+   * Record (or update) a checkpoint. Time range, counts and shadow id range are derived from the
+   * stored rows of the shadowed seqs, so they always agree with the store.
+   */
+  async recordCheckpoint(input: CheckpointInput): Promise<ShadowCheckpoint> {
+    const checkpointId = assertString(input?.checkpointId, 'checkpointId')
+    const sessionId = assertString(input.sessionId, 'sessionId')
+    assertString(input.engine, 'engine', 100)
+    if (input.status !== 'committed' && input.status !== 'failed') throw invalid('status must be committed or failed')
+    if (!Array.isArray(input.shadowedSeqs)) throw invalid('shadowedSeqs must be an array')
+    const seqs = input.shadowedSeqs.map(seq => assertSeq(seq, 'shadowed seq'))
+    const segments = await this.lineage(sessionId)
+    const rows: ShadowMessage[] = []
+    for (const seq of seqs) {
+      const row = await this.lookupInLineage(segments, seq)
+      if (row !== undefined) rows.push(row)
+    }
+    const times = rows.map(row => row.time)
+    const sorted = seqs.toSorted((a, b) => a - b)
+    const firstRow = rows.find(row => row.seq === sorted[0])
+    const lastRow = rows.find(row => row.seq === sorted.at(-1))
+    const derived = {
+      firstSeq: sorted[0] ?? null,
+      lastSeq: sorted.at(-1) ?? null,
+      firstShadowId: firstRow?.shadowId ?? null,
+      lastShadowId: lastRow?.shadowId ?? null,
+      timeFrom: times.length === 0 ? null : Math.min(...times),
+      timeTo: times.length === 0 ? null : Math.max(...times),
+      messageCount: seqs.length,
+    }
+    await this.backend.putCheckpoint({ ...input, checkpointId, sessionId, shadowedSeqs: seqs }, derived)
+    return (await this.backend.getCheckpoint(checkpointId))!
+  }
+
+  /** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
+  async lookupInLineage(segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+    for (const segment of segments) {
+      if (seq >= segment.belowSeq) continue
+      const row = await this.backend.getMessage(segment.sessionId, seq)
+      if (row !== undefined) return row
+    }
+    return undefined
+  }
+
+  async checkpoint(checkpointId: string): Promise<ShadowCheckpoint | undefined> {
+    return this.backend.getCheckpoint(assertString(checkpointId, 'checkpointId'))
+  }
+
+  /** Checkpoints of a session and, when asked, of its fork ancestors. */
+  async checkpoints(sessionId: string, options: { withAncestors?: boolean } = {}): Promise<ShadowCheckpoint[]> {
+    const ids = options.withAncestors === true ? (await this.lineage(sessionId)).map(segment => segment.sessionId) : [assertString(sessionId, 'sessionId')]
+    return this.backend.listCheckpoints(ids)
+  }
+
+  async recordRecall(input: RecallInput): Promise<ShadowRecall> {
+    const sessionId = assertString(input?.sessionId, 'sessionId')
+    if (!['search', 'read', 'proactive'].includes(input.kind)) throw invalid('recall kind must be search, read or proactive')
+    if (!Array.isArray(input.shadowIds)) throw invalid('shadowIds must be an array')
+    const id = await this.backend.addRecall({ ...input, sessionId })
+    return { ...input, sessionId, recallId: id }
+  }
+
+  async recalls(sessionId: string): Promise<ShadowRecall[]> {
+    return this.backend.listRecalls(assertString(sessionId, 'sessionId'))
+  }
+
+  // ---- search ---------------------------------------------------------------------------------
+
+  /** Ranked full-text search over the scope's history. Query text is data, never FTS syntax. */
+  async search(query: string, options: SearchOptions): Promise<SearchResult> {
+    if (typeof query !== 'string') throw invalid('query must be a string')
+    if (query.trim().length === 0) throw invalid('query is empty')
+    if (query.length > MAX_QUERY_CHARS) throw invalid(`query is longer than ${MAX_QUERY_CHARS} characters`)
+    const limit = options.limit ?? 10
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw invalid('limit must be an integer from 1 to 200')
+    const analyzed = analyzeQuery(query)
+    if (analyzed.words.length === 0 && analyzed.grams.length === 0) throw invalid('query has no searchable words')
+    const segments = await this.scopeSegments(options)
+    const filter = this.filter(segments, {
+      ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
+      ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
+      ...(options.roles === undefined ? {} : { roles: options.roles }),
+      ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
+      ...(options.checkpointId === undefined ? {} : { elidedBy: options.checkpointId }),
+    })
+    const rankWindow = options.rankWindow ?? 5_000
+    const pool = Math.min(200, limit * 4)
+    const words = await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'or', limit: pool, rankWindow })
+    const grams = analyzed.grams.length === 0
+      ? { hits: [] as IndexHit[], windowed: false }
+      : await this.backend.searchIndex({ ...filter, index: 'grams', terms: analyzed.grams, operator: 'or', limit: pool, rankWindow })
+    const fused = fuseRankings(
+      [{ name: 'words', weight: 1, items: words.hits }, { name: 'grams', weight: 1, items: grams.hits }],
+      hit => `${hit.message.sessionId}\u0000${hit.message.seq}`,
+      (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq,
+    )
+    const hits = fused.slice(0, limit).map(entry => {
+      const cut = snippet(entry.item.message.text, analyzed.literals)
+      return { message: entry.item.message, score: entry.score, snippet: cut.text, matched: cut.matched }
+    })
+    const searched = await this.backend.countMessages(filter)
+    const matched = new Set([...words.hits, ...grams.hits].map(hit => `${hit.message.sessionId}\u0000${hit.message.seq}`)).size
+    return { hits, coverage: { searched, matched, returned: hits.length }, literals: analyzed.literals }
+  }
+
+  // ---- maintenance ----------------------------------------------------------------------------
+
+  async stats(): Promise<StoreStats> {
+    return { path: this.path, ...(await this.backend.stats()) }
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    return this.backend.integrityCheck()
+  }
+
+  /** Rebuild the search indexes from stored text. */
+  async reindex(progress?: (done: number, total: number) => void): Promise<number> {
+    return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)
+  }
+}

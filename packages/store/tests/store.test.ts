@@ -1,0 +1,266 @@
+import { chmodSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { hashEventJson, isShadowStoreError, sessionTag, ShadowStore, ShadowStoreError } from '../src/index.ts'
+import { message, tempDir } from './helpers.ts'
+
+describe('ShadowStore', () => {
+  let dir: ReturnType<typeof tempDir>
+  let store: ShadowStore
+
+  beforeEach(async () => {
+    dir = tempDir()
+    store = await ShadowStore.open(join(dir.path, 'nested', 'shadow.db'))
+  })
+  afterEach(async () => {
+    await store.close()
+    dir.cleanup()
+  })
+
+  it('creates its folder 0700 and file 0600, and keeps them private on reopen', async () => {
+    const file = join(dir.path, 'nested', 'shadow.db')
+    expect(statSync(join(dir.path, 'nested')).mode & 0o777).toBe(0o700)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    await store.append([message('s1', 4, 'hello')])
+    await store.close()
+    chmodSync(file, 0o644)
+    store = await ShadowStore.open(file)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+  })
+
+  it('writes each (session, seq) exactly once and replaces a row whose content changed', async () => {
+    const rows = [message('s1', 4, 'first'), message('s1', 6, 'second')]
+    expect(await store.append(rows)).toEqual({ written: 2, unchanged: 0, replaced: 0 })
+    expect(await store.append(rows)).toEqual({ written: 0, unchanged: 2, replaced: 0 })
+    const changed = message('s1', 6, 'second, from another lifetime')
+    expect(await store.append([changed])).toEqual({ written: 0, unchanged: 0, replaced: 1 })
+    const stored = await store.read({ sessionId: 's1' })
+    expect(stored.map(row => row.seq)).toEqual([4, 6])
+    expect(stored[1]!.text).toBe('second, from another lifetime')
+    expect(stored[1]!.hash).toBe(hashEventJson(changed.eventJson))
+    expect((await store.session('s1'))!.messageCount).toBe(2)
+    // the replaced text is searchable, the old one is gone from the index
+    expect((await store.search('lifetime', { sessionId: 's1' })).hits).toHaveLength(1)
+    expect((await store.search('second', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([6])
+  })
+
+  it('gives every message a typeable shadow id derived from the session and seq', async () => {
+    await store.append([message('session-abc', 41, 'x')])
+    const [row] = await store.read({ sessionId: 'session-abc' })
+    expect(row!.shadowId).toBe(`${sessionTag('session-abc')}.41`)
+    expect((await store.message(row!.shadowId))!.text).toBe('x')
+    expect(await store.message(`${sessionTag('session-abc')}.42`)).toBeUndefined()
+    await expect(store.message('not an id')).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+  })
+
+  it('keeps NUL bytes, CJK and a 1 MB text lossless', async () => {
+    const big = 'x'.repeat(1_000_000)
+    const nul = 'before\u0000after'
+    await store.append([message('s1', 1, nul), message('s1', 2, big), message('s1', 3, '数据库迁移到端口5433')])
+    const rows = await store.read({ sessionId: 's1' })
+    // compare sizes and digests, never megabyte strings (a failing diff would flood the log)
+    expect(rows.map(row => [row.text.length, hashEventJson(row.text)])).toEqual([nul, big, '数据库迁移到端口5433'].map(text => [text.length, hashEventJson(text)]))
+    expect(JSON.parse(rows[0]!.eventJson).data.content[0].text).toBe(nul)
+    expect((await store.search('after', { sessionId: 's1' })).hits[0]!.message.seq).toBe(1)
+  })
+
+  it('searches English (stemmed), Chinese, and substrings, and marks the match', async () => {
+    await store.append([
+      message('s1', 1, 'We decided to move the staging database to port 5433.'),
+      message('s1', 2, '缓存过期时间统一改成九十秒'),
+      message('s1', 3, 'handleRequestTimeout in src/server/routes.ts threw ECONNREFUSED'),
+      message('s1', 4, 'unrelated chatter about lunch'),
+    ])
+    const seqs = async (query: string): Promise<number[]> => (await store.search(query, { sessionId: 's1' })).hits.map(hit => hit.message.seq)
+    expect(await seqs('databases ports')).toEqual([1])
+    expect(await seqs('缓存过期')).toEqual([2])
+    expect(await seqs('过期时间')).toEqual([2])
+    expect(await seqs('request timeout')).toEqual([3])
+    expect(await seqs('erver/rou')).toEqual([3])
+    expect(await seqs('ECONNREF')).toEqual([3])
+    const result = await store.search('port 5433', { sessionId: 's1' })
+    expect(result.hits[0]!.snippet).toContain('**port** **5433**')
+    expect(result.coverage).toEqual({ searched: 4, matched: 1, returned: 1 })
+  })
+
+  it('treats FTS syntax in queries as data', async () => {
+    await store.append([message('s1', 1, 'alpha beta'), message('s1', 2, 'NEAR(alpha beta) "quoted" *star* col:umn')])
+    for (const query of ['NEAR(alpha', '"unbalanced', 'alpha OR', 'body:alpha', '*', '-alpha', '^alpha', 'alpha AND NOT beta', 'scope:x', '()', '"']) {
+      const outcome = await store.search(query, { sessionId: 's1' }).then(result => result.hits.length, (error: unknown) => error)
+      // either a ranked answer, or a typed refusal for a query with nothing to search for
+      if (typeof outcome !== 'number') expect(outcome).toMatchObject({ code: 'INVALID_INPUT', message: 'query has no searchable words' })
+    }
+    expect((await store.search('NEAR(alpha', { sessionId: 's1' })).hits.map(hit => hit.message.seq).toSorted()).toEqual([1, 2])
+    expect((await store.search('"quoted"', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([2])
+  })
+
+  it('rejects bad input with typed errors and changes nothing', async () => {
+    await store.append([message('s1', 1, 'kept')])
+    const before = await store.stats()
+    const bad: Array<() => Promise<unknown>> = [
+      () => store.append([message('s1', -1, 'x')]),
+      () => store.append([{ ...message('s1', 2, 'x'), eventType: 'tool/call' as never }]),
+      () => store.append([message('s1', 3, 'ok'), { ...message('s1', 4, 'x'), role: 'robot' as never }]),
+      () => store.append([{ ...message('', 2, 'x') }]),
+      () => store.append('nope' as never),
+      () => store.search('', { sessionId: 's1' }),
+      () => store.search('x'.repeat(100_000), { sessionId: 's1' }),
+      () => store.search('x', { sessionId: 's1', limit: 0 }),
+      () => store.search(42 as never, { sessionId: 's1' }),
+      () => store.read({ sessionId: 's1' }, { fromSeq: 9, toSeq: 3 }),
+      () => store.read({ sessionId: 'nobody' }),
+      () => store.message('abc.x'),
+      () => store.registerSession({ sessionId: 's2', parentSessionId: 's2' }),
+    ]
+    for (const call of bad) {
+      const error = await call().then(() => undefined, (failure: unknown) => failure)
+      expect(isShadowStoreError(error), String(error)).toBe(true)
+      expect(['INVALID_INPUT', 'NOT_FOUND']).toContain((error as ShadowStoreError).code)
+    }
+    expect(await store.stats()).toEqual(before)
+  })
+
+  it('reads a fork through its parent below the fork point, without copying rows', async () => {
+    await store.registerSession({ sessionId: 'parent' })
+    await store.append([message('parent', 1, 'shared prefix'), message('parent', 3, 'shared too'), message('parent', 9, 'parent after fork')])
+    await store.registerSession({ sessionId: 'child', parentSessionId: 'parent', forkSeq: 5 })
+    await store.append([message('child', 6, 'child own')])
+    const visible = await store.read({ sessionId: 'child' })
+    expect(visible.map(row => [row.sessionId, row.seq])).toEqual([['parent', 1], ['parent', 3], ['child', 6]])
+    expect((await store.search('after fork', { sessionId: 'child' })).hits).toHaveLength(0)
+    expect((await store.search('shared', { sessionId: 'child' })).hits).toHaveLength(2)
+    expect((await store.search('child', { sessionId: 'parent' })).hits).toHaveLength(0)
+    expect((await store.stats()).messages).toBe(4)
+    const lineage = await store.lineage('child')
+    expect(lineage.map(segment => [segment.sessionId, segment.belowSeq])).toEqual([['child', Number.POSITIVE_INFINITY], ['parent', 5]])
+  })
+
+  it('keeps sessions apart unless a wider scope is asked for', async () => {
+    await store.registerSession({ sessionId: 'a', workspace: '/repo' })
+    await store.registerSession({ sessionId: 'b', workspace: '/repo' })
+    await store.registerSession({ sessionId: 'c', workspace: '/other' })
+    await store.append([message('a', 1, 'secret alpha'), message('b', 1, 'secret beta'), message('c', 1, 'secret gamma')])
+    const sessionsOf = async (options: Parameters<ShadowStore['search']>[1]): Promise<string[]> =>
+      (await store.search('secret', options)).hits.map(hit => hit.message.sessionId).toSorted()
+    expect(await sessionsOf({ sessionId: 'a' })).toEqual(['a'])
+    expect(await sessionsOf({ sessionId: 'a', workspace: '/repo' })).toEqual(['a', 'b'])
+    expect(await sessionsOf({ sessionId: 'a', allSessions: true })).toEqual(['a', 'b', 'c'])
+  })
+
+  it('filters searches by time, role and tool', async () => {
+    const base = Date.UTC(2026, 10, 30, 8)
+    await store.append([
+      message('s1', 1, 'deploy failed', { time: base }),
+      message('s1', 2, 'deploy failed again', { time: base + 3_600_000, role: 'tool', eventType: 'tool/result', toolName: 'shell' }),
+      message('s1', 3, 'deploy fixed', { time: base + 7_200_000, role: 'assistant', eventType: 'assistant/message', toolName: 'shell read_file' }),
+    ])
+    const seqs = async (options: Partial<Parameters<ShadowStore['search']>[1]>): Promise<number[]> =>
+      (await store.search('deploy', { sessionId: 's1', ...options })).hits.map(hit => hit.message.seq).toSorted()
+    expect(await seqs({ timeFrom: base + 1, timeTo: base + 3_600_000 })).toEqual([2])
+    expect(await seqs({ roles: ['tool'] })).toEqual([2])
+    expect(await seqs({ toolName: 'read_file' })).toEqual([3])
+    expect(await seqs({ toolName: 'shell' })).toEqual([2, 3])
+  })
+
+  it('records checkpoints with ranges derived from the stored rows', async () => {
+    const rows = [message('s1', 4, 'a'), message('s1', 6, 'b'), message('s1', 7, 'c')]
+    await store.append(rows)
+    const checkpoint = await store.recordCheckpoint({
+      checkpointId: `${sessionTag('s1')}.c1`, sessionId: 's1', engine: 'shadow-context', status: 'committed', shadowedSeqs: [4, 6, 7], createdAt: rows[2]!.time + 10,
+    })
+    expect(checkpoint).toMatchObject({
+      firstSeq: 4, lastSeq: 7, messageCount: 3, timeFrom: rows[0]!.time, timeTo: rows[2]!.time,
+      firstShadowId: `${sessionTag('s1')}.4`, lastShadowId: `${sessionTag('s1')}.7`,
+    })
+    await store.ingest([{ op: 'checkpoint', checkpoint: { ...checkpoint, footer: 'footer' }, elide: true }])
+    expect((await store.read({ sessionId: 's1' }, { elidedBy: checkpoint.checkpointId })).map(row => row.seq)).toEqual([4, 6, 7])
+    expect((await store.checkpoints('s1'))[0]!.footer).toBe('footer')
+  })
+
+  it('reconciles against an authoritative log: writes what is missing, removes a lost lifetime', async () => {
+    const captured = (seq: number, text: string) => ({
+      sessionId: 's1', seq, type: 'user/message' as const, time: 1_000 + seq, turn: 1, step: 1, toolName: null,
+      eventJson: JSON.stringify({ type: 'user/message', seq, time: 1_000 + seq, data: { content: [{ type: 'text', text }], source: { kind: 'user' } } }),
+    })
+    await store.ingest([{ op: 'events', events: [captured(1, 'one'), captured(2, 'two'), captured(8, 'lost lifetime')] }])
+    const report = await store.ingest([{ op: 'reconcile', sessionId: 's1', events: [captured(1, 'one'), captured(2, 'two'), captured(3, 'three'), captured(8, 'real eight')], ownFromSeq: 0 }])
+    expect(report).toMatchObject({ written: 1, unchanged: 2, replaced: 1, removed: 0 })
+    const again = await store.ingest([{ op: 'reconcile', sessionId: 's1', events: [captured(1, 'one'), captured(2, 'two')], ownFromSeq: 0 }])
+    expect(again).toMatchObject({ written: 0, removed: 2 })
+    expect((await store.read({ sessionId: 's1' })).map(row => row.seq)).toEqual([1, 2])
+  })
+
+  it('answers the write-ahead check through the lineage', async () => {
+    await store.registerSession({ sessionId: 'p' })
+    const parentRow = message('p', 2, 'parent')
+    await store.append([parentRow])
+    await store.registerSession({ sessionId: 'c', parentSessionId: 'p', forkSeq: 5 })
+    const childRow = message('c', 7, 'child')
+    await store.append([childRow])
+    const result = await store.confirm('c', [
+      { seq: 2, hash: hashEventJson(parentRow.eventJson) },
+      { seq: 7, hash: 'stale' },
+      { seq: 9, hash: 'x' },
+    ])
+    expect(result).toEqual({ missing: [9], mismatched: [7] })
+  })
+})
+
+describe('ShadowStore on bad files', () => {
+  it('refuses a file that is not a database', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'shadow.db')
+    writeFileSync(file, 'this is not sqlite at all, just text'.repeat(200))
+    await expect(ShadowStore.open(file)).rejects.toMatchObject({ code: 'CORRUPT' })
+    dir.cleanup()
+  })
+
+  it('refuses a foreign SQLite database and a newer schema', async () => {
+    const dir = tempDir()
+    const foreign = join(dir.path, 'foreign.db')
+    const db = new DatabaseSync(foreign)
+    db.exec('CREATE TABLE stuff (x)')
+    db.close()
+    await expect(ShadowStore.open(foreign)).rejects.toMatchObject({ code: 'CORRUPT' })
+    const newer = join(dir.path, 'newer.db')
+    const store = await ShadowStore.open(newer)
+    await store.close()
+    const raw = new DatabaseSync(newer)
+    raw.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    raw.close()
+    await expect(ShadowStore.open(newer)).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' })
+    dir.cleanup()
+  })
+
+  it('reports a missing file when opened read-only, and a read-only file as unavailable for writes', async () => {
+    const dir = tempDir()
+    await expect(ShadowStore.open(join(dir.path, 'absent.db'), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
+    const file = join(dir.path, 'ro.db')
+    const store = await ShadowStore.open(file)
+    await store.append([message('s1', 1, 'x')])
+    await store.close()
+    const reader = await ShadowStore.open(file, { readOnly: true })
+    expect((await reader.read({ sessionId: 's1' })).length).toBe(1)
+    await expect(reader.append([message('s1', 2, 'y')])).rejects.toMatchObject({ code: 'UNAVAILABLE' })
+    expect((await reader.read({ sessionId: 's1' })).length).toBe(1)
+    await reader.close()
+    await expect(reader.stats()).rejects.toMatchObject({ code: 'CLOSED' })
+    dir.cleanup()
+  })
+
+  it('fails a write cleanly when the disk is full and keeps what was stored', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'full.db')
+    const store = await ShadowStore.open(file)
+    await store.append([message('s1', 1, 'small')])
+    await store.close()
+    const tight = await ShadowStore.open(file, { maxPageCount: 40 })
+    const error = await tight.append([message('s1', 2, 'y'.repeat(1_000_000))]).then(() => undefined, (failure: unknown) => failure)
+    expect(error).toBeInstanceOf(ShadowStoreError)
+    expect((error as ShadowStoreError).code).toBe('UNAVAILABLE')
+    expect((await tight.read({ sessionId: 's1' })).map(row => row.seq)).toEqual([1])
+    await tight.close()
+    dir.cleanup()
+  })
+})

@@ -1,0 +1,3 @@
+export * from './scripted-model.ts'
+export * from './harness.ts'
+export * from './scenario.ts'
