@@ -43,6 +43,11 @@ export interface ShadowCaptureConfig {
   synchronous?: 'normal' | 'full'
   /** Failed batches kept for retry (beyond that, reconciliation from the log repairs). Default 10 000 events. */
   retryLimit?: number
+  /**
+   * Longest a captured event waits before it is written, ms. Batching keeps the store's cost off
+   * the turn; the write-ahead check before compaction flushes at once. Default 200.
+   */
+  batchDelayMs?: number
 }
 
 export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
@@ -51,6 +56,7 @@ export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   worker: z.boolean().default(true).description('host the store in a worker thread'),
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
+  batchDelayMs: z.natural().default(200).description('longest wait before captured events are written, ms'),
 })
 
 export interface CaptureFailure {
@@ -156,7 +162,7 @@ export class ShadowCapture extends Service {
   private retry: IngestOp[] = []
   private retryWeight = 0
   private chain: Promise<void> = Promise.resolve()
-  private scheduled: NodeJS.Immediate | undefined
+  private scheduled: NodeJS.Timeout | undefined
   private stopped = false
 
   constructor(ctx: Context, config: ShadowCaptureConfig = {}) {
@@ -167,6 +173,7 @@ export class ShadowCapture extends Service {
       worker: resolved.worker ?? true,
       synchronous: resolved.synchronous ?? 'normal',
       retryLimit: resolved.retryLimit ?? 10_000,
+      batchDelayMs: resolved.batchDelayMs ?? 200,
     }
     this.path = resolveStorePath(resolved.path, resolved.home)
   }
@@ -287,16 +294,18 @@ export class ShadowCapture extends Service {
 
   private schedule(): void {
     if (this.scheduled !== undefined) return
-    this.scheduled = setImmediate(() => {
+    this.scheduled = setTimeout(() => {
       this.scheduled = undefined
       void this.drain().catch(() => undefined)
-    })
+    }, this.config.batchDelayMs)
+    // pending rows are repaired from the log after a restart; they must not hold the process open
+    this.scheduled.unref()
   }
 
   /** Serialize the queue into ops and hand them to the store, in order. */
   private drain(): Promise<void> {
     if (this.scheduled !== undefined) {
-      clearImmediate(this.scheduled)
+      clearTimeout(this.scheduled)
       this.scheduled = undefined
     }
     const items = this.queue
