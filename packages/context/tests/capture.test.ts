@@ -88,7 +88,7 @@ describe('ShadowCapture on real dsh', () => {
         proc.on('error', reject)
         proc.on('exit', (code, signal) => (code !== 0 && signal === null ? reject(new Error(`child failed (${code}): ${stderr}`)) : resolve({ code, signal, turns })))
       })
-    const first = await run('new', 12)
+    const first = await run('new', 20)
     expect(first.signal).toBe('SIGKILL')
 
     // The parent is the "new process": same dsh home, same store.
@@ -98,9 +98,9 @@ describe('ShadowCapture on real dsh', () => {
     await harness.ctx.shadowCapture.flush()
     const report = await compareWithLog(harness.ctx.shadowCapture.store, 'killed-session', agent.session.events)
     expect(report).toEqual({ missing: [], mismatched: [], extra: [], duplicated: 0 })
-    // the killed process had really written rows (the resume found them unchanged) and had run >= 12 turns
+    // the killed process had really written rows (the resume found them unchanged) and had run >= 20 turns
     expect(harness.ctx.shadowCapture.health.rows.unchanged).toBeGreaterThan(0)
-    expect(agent.session.events.filter(event => event.type === 'turn/end').length).toBeGreaterThanOrEqual(12)
+    expect(agent.session.events.filter(event => event.type === 'turn/end').length).toBeGreaterThanOrEqual(20)
 
     // and the resumed session keeps capturing
     harness.model.enqueue({ kind: 'text', text: 'resumed and still here' })
