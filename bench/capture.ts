@@ -16,9 +16,9 @@ const WARMUP = 20
 const scenario = codingSession({ turns: TURNS + WARMUP, seed: 5, outputChars: 1_500 })
 // Large window: this bench measures capture, not compaction.
 // Invariant companions are a test aid that no shipped profile mounts; leave them out, as production does.
-const plain = await DshHarness.create({ tools: scenario.tools, invariants: false, model: new ScriptedModel({ contextWindow: 50_000_000 }) })
+const plain = await DshHarness.create({ tools: scenario.tools(), invariants: false, model: new ScriptedModel({ contextWindow: 50_000_000 }) })
 const captured = await DshHarness.create({
-  tools: scenario.tools,
+  tools: scenario.tools(),
   invariants: false,
   model: new ScriptedModel({ contextWindow: 50_000_000 }),
   plugins: home => [{ plugin: ShadowCapture, config: { home, worker: process.env['BENCH_WORKER'] !== '0' } }],

@@ -1,2 +1,3 @@
 export * from './capture/index.ts'
+export * from './engine/index.ts'
 export * from './store-path.ts'

@@ -1,25 +1,11 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { hashEventJson } from '@dsh-shadow/store'
-import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
-import { afterEach, describe, expect, it } from 'vitest'
-import { compareWithLog, modelVisible, shadowHarness, shadowHarnessAt } from './support.ts'
+import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
+import { describe, expect, it } from 'vitest'
+import { compareWithLog, modelVisible, shadowHarness, shadowHarnessAt, cleanupAfterEach } from './support.ts'
 
-const harnesses: DshHarness[] = []
-const homes: string[] = []
-afterEach(async () => {
-  for (const harness of harnesses.splice(0)) await harness.dispose()
-  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true })
-})
-
-function newHome(): string {
-  const home = mkdtempSync(join(tmpdir(), 'shadow-capture-'))
-  homes.push(home)
-  return home
-}
+const { harnesses, newHome } = cleanupAfterEach('shadow-capture-')
 
 describe('ShadowCapture on real dsh', () => {
   it('stores every model-visible message of a 50-turn session exactly once, in order, with times', async () => {
@@ -27,7 +13,7 @@ describe('ShadowCapture on real dsh', () => {
     const nulPrompt = 'Binary check: the payload starts with \u0000 and ends here.'
     const turns = scenario.turns.map((turn, index) => (index === 9 ? { ...turn, prompt: nulPrompt } : turn))
     // A window large enough that nothing overflows: this test is about capture alone.
-    const harness = await shadowHarness({ tools: scenario.tools, model: new ScriptedModel({ contextWindow: 10_000_000 }) })
+    const harness = await shadowHarness({ tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 10_000_000 }) })
     harnesses.push(harness)
     const agent = await harness.createAgent({ sessionId: 'capture-50' })
     await harness.play(agent, turns)

@@ -1,8 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach } from 'vitest'
 /** Shared helpers for tests that run Shadow Context on a real dsh composition. */
+import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
+import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { DshHarness, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
 import { hashEventJson, type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
-import { isCapturable, ShadowCapture, type ShadowCaptureConfig } from '../src/index.ts'
+import { isCapturable, ShadowCapture, ShadowCompactionEngine, type ShadowCaptureConfig, type ShadowEngineConfig } from '../src/index.ts'
 
 export interface ShadowHarnessOptions extends DshHarnessOptions {
   readonly capture?: ShadowCaptureConfig
@@ -33,4 +39,53 @@ export function modelVisible(session: Session | { events: readonly SessionEvent[
 export async function compareWithLog(store: ShadowStoreApi, sessionId: string, events: readonly SessionEvent[]): Promise<ReconcileReport> {
   const authority = events.filter(isCapturable).map(event => ({ seq: event.seq, hash: hashEventJson(JSON.stringify(event)) }))
   return store.reconcile(sessionId, authority)
+}
+
+/** Capture plus the Shadow Context engine (and dsh's `/compact` command) on a real composition. */
+export async function engineHarness(options: ShadowHarnessOptions & { engine?: ShadowEngineConfig } = {}): Promise<DshHarness> {
+  return shadowHarness({ ...options, compaction: { plugin: ShadowCompactionEngine, config: options.engine ?? {} }, commandCompact: true })
+}
+
+/** Tool-call pairing of one request as a provider checks it: every result answers an open call, none left open. */
+export function pairingProblems(messages: readonly Message[]): string[] {
+  const open = new Set<string>()
+  const problems: string[] = []
+  for (const [index, message] of messages.entries()) {
+    for (const block of message.content) {
+      if (block.type === 'tool-call') open.add(block.id)
+      if (block.type === 'tool-result') {
+        if (!open.delete(block.toolCallId)) problems.push(`message ${index}: result for ${block.toolCallId} has no open call`)
+      }
+    }
+    if (message.role === 'user' && !message.content.some(block => block.type === 'tool-result') && open.size > 0) {
+      problems.push(`message ${index}: user message while ${open.size} tool calls are open`)
+    }
+  }
+  if (open.size > 0) problems.push(`${open.size} tool calls never answered`)
+  return problems
+}
+
+/** Leading compaction checkpoints of a request. */
+export function leadingCheckpoints(messages: readonly Message[]): number {
+  let count = 0
+  while (count < messages.length && isCompactCheckpointSource(messages[count]!.source)) count += 1
+  return count
+}
+
+/** Dispose the test's harnesses and temporary dsh homes after each test. */
+export function cleanupAfterEach(prefix = 'shadow-test-'): { harnesses: DshHarness[]; newHome(): string } {
+  const harnesses: DshHarness[] = []
+  const homes: string[] = []
+  afterEach(async () => {
+    for (const harness of harnesses.splice(0)) await harness.dispose()
+    for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true })
+  })
+  return {
+    harnesses,
+    newHome: () => {
+      const home = mkdtempSync(join(tmpdir(), prefix))
+      homes.push(home)
+      return home
+    },
+  }
 }

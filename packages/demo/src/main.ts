@@ -13,7 +13,7 @@ const scenario = codingSession({ turns: 30, seed: 42, bigOutputEvery: 15, bigOut
 const harness = await DshHarness.create({
   home,
   invariants: false,
-  tools: scenario.tools,
+  tools: scenario.tools(),
   model: new ScriptedModel({ contextWindow: 1_000_000 }),
   plugins: dshHome => [{ plugin: ShadowCapture, config: { home: dshHome } }],
 })

@@ -100,6 +100,8 @@ export interface ShadowBackend {
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>
+  /** Refuse (or accept again) every write on this connection, e.g. during a backup. */
+  setWritable(writable: boolean): Awaitable<void>
   /** Structural self-check; empty when healthy. */
   integrityCheck(): Awaitable<string[]>
 }

@@ -592,6 +592,15 @@ export class ShadowStore {
     return this.backend.integrityCheck()
   }
 
+  /**
+   * Freeze the store: every write fails with UNAVAILABLE until it is thawed (reads go on). For
+   * backups and maintenance windows; Shadow Context then fails closed and elides nothing.
+   */
+  async setWritable(writable: boolean): Promise<void> {
+    if (typeof writable !== 'boolean') throw invalid('setWritable takes a boolean')
+    await this.backend.setWritable(writable)
+  }
+
   /** Rebuild the search indexes from stored text. */
   async reindex(progress?: (done: number, total: number) => void): Promise<number> {
     return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)

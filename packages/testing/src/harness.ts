@@ -133,6 +133,7 @@ export class DshHarness {
     const harness = new DshHarness(ctx, home, ownsHome, model)
     ctx.logger.exporter({
       colors: 0,
+      levels: { default: 3 }, // every level, warnings included
       export: (message: { type: LogLine['level']; name: string; args: unknown[] }) => {
         harness.logs.push({ level: message.type, name: message.name, text: formatLog(message.args) })
       },
@@ -162,6 +163,9 @@ export class DshHarness {
     ctx.systemPrompt.section({ name: 'scripted-role', order: 0, text: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT })
     for (const tool of options.tools ?? DEFAULT_TOOLS) ctx.tools.register(toToolDefinition(tool))
 
+    const plugins = typeof options.plugins === 'function' ? options.plugins(home) : options.plugins ?? []
+    for (const plugin of plugins) await mount(plugin.plugin, plugin.config)
+    // The engine comes after our plugins: ours injects the capture service they provide.
     const compaction = options.compaction ?? 'none'
     if (compaction !== 'none') {
       if ('basic' in compaction) {
@@ -176,8 +180,7 @@ export class DshHarness {
         if (invariants) await mount(CommandCompactInvariant)
       }
     }
-    const plugins = typeof options.plugins === 'function' ? options.plugins(home) : options.plugins ?? []
-    for (const plugin of plugins) await mount(plugin.plugin, plugin.config)
+
     return harness
   }
 

@@ -40,7 +40,8 @@ export interface ScenarioTurn {
 
 export interface Scenario {
   readonly turns: readonly ScenarioTurn[]
-  readonly tools: readonly ScriptedTool[]
+  /** Tools that replay the scenario's outputs in call order; each call gives an independent set. */
+  tools(): ScriptedTool[]
   readonly facts: readonly PlantedFact[]
 }
 
@@ -179,14 +180,17 @@ export function codingSession(options: CodingSessionOptions): Scenario {
   const chineseRatio = options.chineseRatio ?? 0.3
   const [minCalls, maxCalls] = options.toolCalls ?? [0, 3]
   const outputChars = options.outputChars ?? 1_200
-  const outputs = new Map<string, string>()
+  // Outputs are queued per (tool, argument) and handed out in call order, so arguments stay realistic.
+  const outputs = new Map<string, string[]>()
+  const put = (key: string, output: string): void => {
+    const queue = outputs.get(key) ?? []
+    queue.push(output)
+    outputs.set(key, queue)
+  }
   const turns: ScenarioTurn[] = []
   const plant = options.plantFacts ?? true
   const facts: PlantedFact[] = []
   const factQueue = plant ? [...FACT_TEMPLATES] : []
-  let callSerial = 0
-
-  const nextKey = (prefix: string): string => `${prefix}#${++callSerial}`
 
   for (let turn = 1; turn <= options.turns; turn += 1) {
     const file = pick(random, FILES)
@@ -198,7 +202,7 @@ export function codingSession(options: CodingSessionOptions): Scenario {
     const steps: ScriptStep[] = []
     // Plant one fact in each of the first turns, in the place its template says.
     const fact = turn >= 2 && factQueue.length > 0 ? factQueue.shift() : undefined
-    let factToolKey: string | undefined
+    let factToolKey: string
     if (fact !== undefined) {
       facts.push({ ...fact, turn })
       if (fact.where === 'user') prompt = `${prompt} ${fact.language === 'zh' ? '另外，' : 'Also, we decided to '}${fact.language === 'zh' ? `${fact.answer}。` : `${fact.answer}.`}`
@@ -208,41 +212,44 @@ export function codingSession(options: CodingSessionOptions): Scenario {
     for (let call = 0; call < callCount; call += 1) {
       const kind = random()
       if (kind < 0.45) {
-        const key = nextKey(file)
-        outputs.set(`read_file ${key}`, codeBlock(random, file, fn, Math.floor(outputChars * (0.5 + random()))))
-        steps.push({ kind: 'tools', text: chinese ? `先看一下 ${file}。` : `Reading ${file}.`, calls: [{ name: 'read_file', args: { path: key } }] })
+        put(`read_file ${file}`, codeBlock(random, file, fn, Math.floor(outputChars * (0.5 + random()))))
+        steps.push({ kind: 'tools', text: chinese ? `先看一下 ${file}。` : `Reading ${file}.`, calls: [{ name: 'read_file', args: { path: file } }] })
       } else if (kind < 0.85) {
-        const key = nextKey(`npx vitest run ${file}`)
-        outputs.set(`shell ${key}`, testLog(random, file, Math.floor(outputChars * (0.5 + random())), random() < 0.4))
-        steps.push({ kind: 'tools', text: chinese ? '运行测试。' : 'Running the tests.', calls: [{ name: 'shell', args: { command: key } }] })
+        const command = `npx vitest run ${file}`
+        put(`shell ${command}`, testLog(random, file, Math.floor(outputChars * (0.5 + random())), random() < 0.4))
+        steps.push({ kind: 'tools', text: chinese ? '运行测试。' : 'Running the tests.', calls: [{ name: 'shell', args: { command } }] })
       } else {
-        const key = nextKey(file)
-        outputs.set(`write_file ${key}`, `wrote ${file} (${Math.floor(random() * 200) + 20} lines changed)`)
-        steps.push({ kind: 'tools', text: chinese ? `修改 ${file}。` : `Editing ${file}.`, calls: [{ name: 'write_file', args: { path: key, content: `export const patched = ${turn}` } }] })
+        put(`write_file ${file}`, `wrote ${file} (${Math.floor(random() * 200) + 20} lines changed)`)
+        steps.push({ kind: 'tools', text: chinese ? `修改 ${file}。` : `Editing ${file}.`, calls: [{ name: 'write_file', args: { path: file, content: `export const patched = ${turn}` } }] })
       }
     }
     if (fact?.where === 'tool') {
-      factToolKey = nextKey('node scripts/ops.js')
-      outputs.set(`shell ${factToolKey}`, `$ node scripts/ops.js\n${testLog(random, 'scripts/ops.js', 300, false)}\nops: ${fact.answer}\nops: done`)
+      factToolKey = 'node scripts/ops.js --apply'
+      put(`shell ${factToolKey}`, `$ node scripts/ops.js --apply\n${testLog(random, 'scripts/ops.js', 300, false)}\nops: ${fact.answer}\nops: done`)
       steps.push({ kind: 'tools', text: 'Running the ops script.', calls: [{ name: 'shell', args: { command: factToolKey } }] })
     }
     if (options.bigOutputEvery !== undefined && options.bigOutputEvery > 0 && turn % options.bigOutputEvery === 0) {
-      const key = nextKey('docker compose logs api')
-      outputs.set(`shell ${key}`, bigLog(random, options.bigOutputChars ?? 1_000_000))
-      steps.push({ kind: 'tools', text: 'Pulling the service logs.', calls: [{ name: 'shell', args: { command: key } }] })
+      const command = 'docker compose logs api --since 24h'
+      put(`shell ${command}`, bigLog(random, options.bigOutputChars ?? 1_000_000))
+      steps.push({ kind: 'tools', text: 'Pulling the service logs.', calls: [{ name: 'shell', args: { command } }] })
     }
     steps.push({ kind: 'text', text: answer })
     turns.push({ prompt, steps })
   }
 
-  const lookup = (tool: string, args: Record<string, unknown>): string => {
-    const key = `${tool} ${String(args['path'] ?? args['command'] ?? '')}`
-    return outputs.get(key) ?? `${tool}: nothing recorded for ${key}`
+  const tools = (): ScriptedTool[] => {
+    const served = new Map<string, number>()
+    const lookup = (tool: string, args: Record<string, unknown>): string => {
+      const key = `${tool} ${String(args['path'] ?? args['command'] ?? '')}`
+      const index = served.get(key) ?? 0
+      served.set(key, index + 1)
+      return outputs.get(key)?.[index] ?? `${tool}: nothing recorded for ${key}`
+    }
+    return [
+      { name: 'shell', description: 'Run a shell command in the workspace and return its output.', run: args => lookup('shell', args) },
+      { name: 'read_file', description: 'Read a file from the workspace.', run: args => lookup('read_file', args) },
+      { name: 'write_file', description: 'Write a file in the workspace.', run: args => lookup('write_file', args) },
+    ]
   }
-  const tools: ScriptedTool[] = [
-    { name: 'shell', description: 'Run a shell command in the workspace and return its output.', run: args => lookup('shell', args) },
-    { name: 'read_file', description: 'Read a file from the workspace.', run: args => lookup('read_file', args) },
-    { name: 'write_file', description: 'Write a file in the workspace.', run: args => lookup('write_file', args) },
-  ]
   return { turns, tools, facts }
 }

@@ -43,6 +43,8 @@ export interface ScriptedRequest {
   text(): string
   /** Text of the last message (the newest user input or tool result). */
   lastText(): string
+  /** Whether the provider refused it (context window exceeded or a scripted error): nothing was billed or cached. */
+  readonly rejected: boolean
 }
 
 export type ScriptStep = ScriptedReply | ((request: ScriptedRequest) => ScriptedReply)
@@ -158,6 +160,17 @@ export class ScriptedModel extends LlmAdapter {
     return this
   }
 
+  /** Forced overflows still queued. */
+  get pendingOverflows(): number {
+    return this.forcedOverflows
+  }
+
+  /** Drop any forced overflows still queued. */
+  clearOverflows(): this {
+    this.forcedOverflows = 0
+    return this
+  }
+
   /** Conversation requests only (what the loop sent, excluding compaction summaries). */
   conversationRequests(): ScriptedRequest[] {
     return this.requests.filter(request => request.purpose === 'conversation')
@@ -177,13 +190,16 @@ export class ScriptedModel extends LlmAdapter {
     }
     if (this.forcedOverflows > 0) {
       this.forcedOverflows -= 1
+      request.rejected = true
       throw new LlmError(`scripted provider: request of ~${request.inputTokens} tokens rejected (forced overflow)`, CONTEXT_WINDOW_EXCEEDED_CODE)
     }
     if (this.enforceWindow && request.inputTokens > this.contextWindow) {
+      request.rejected = true
       throw new LlmError(`scripted provider: request of ~${request.inputTokens} tokens exceeds the ${this.contextWindow}-token context window`, CONTEXT_WINDOW_EXCEEDED_CODE)
     }
     const step = this.queue.shift() ?? this.fallback
     const reply = typeof step === 'function' ? step(request) : step
+    if (reply.kind === 'overflow' || reply.kind === 'error') request.rejected = true
     switch (reply.kind) {
       case 'overflow':
         throw new LlmError(reply.message ?? 'scripted provider: context window exceeded', CONTEXT_WINDOW_EXCEEDED_CODE)
@@ -214,9 +230,10 @@ export class ScriptedModel extends LlmAdapter {
     }
   }
 
-  private record(options: GenerateOptions): ScriptedRequest {
+  private record(options: GenerateOptions): ScriptedRequest & { rejected: boolean } {
     const purpose = options.purpose ?? 'conversation'
-    const request: ScriptedRequest = {
+    const request: ScriptedRequest & { rejected: boolean } = {
+      rejected: false,
       index: this.requests.length,
       purpose,
       options,

@@ -22,6 +22,7 @@ import {
   ShadowStoreError,
   ShadowStoreWorkerClient,
   type CapturedEvent,
+  type CheckpointInput,
   type IngestOp,
   type IngestReport,
   type ShadowStoreApi,
@@ -157,6 +158,7 @@ export class ShadowCapture extends Service {
   readonly path: string
   readonly health: CaptureHealth = { captured: 0, batches: 0, failures: 0, pending: 0, lastFailure: null, rows: { written: 0, unchanged: 0, replaced: 0, removed: 0 } }
   private api: ShadowStoreApi | undefined
+  private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
   private retry: IngestOp[] = []
@@ -286,6 +288,11 @@ export class ShadowCapture extends Service {
     return event.type === 'compaction/end' ? undefined : summary
   }
 
+  /** Record an engine's details of a checkpoint (footer, trigger, sizes), after its events. */
+  noteCheckpoint(checkpoint: CheckpointInput): void {
+    this.enqueue({ op: 'checkpoint', checkpoint, elide: true }, 1)
+  }
+
   private enqueue(op: IngestOp, weight: number): void {
     this.queue.push({ kind: 'op', op, weight })
     this.health.pending += weight
@@ -340,6 +347,7 @@ export class ShadowCapture extends Service {
       this.retry = []
       this.retryWeight = 0
       this.health.batches += 1
+      this.lastSuccess = Date.now()
       this.health.pending = Math.max(0, this.health.pending - batchWeight)
     } catch (error) {
       this.health.failures += 1
@@ -366,9 +374,14 @@ export class ShadowCapture extends Service {
     this.health.rows.removed += report.removed
   }
 
+  /** False while the last store write failed and none has succeeded since. */
+  get healthy(): boolean {
+    return this.health.lastFailure === null || this.lastSuccess >= this.health.lastFailure.time
+  }
+
   reportFailure(session: Session | undefined, failure: CaptureFailure): void {
     this.health.lastFailure = failure
-    this.ctx.logger.warn(`shadow store: ${failure.message}`)
+    this.ctx.logger.warn(`Shadow Context: ${failure.message}`)
     this.ctx.emit('shadow-context/failure', session, failure)
   }
 

@@ -577,6 +577,12 @@ export class SqliteBackend implements ShadowBackend {
     })
   }
 
+  setWritable(writable: boolean): void {
+    this.guard('set writable', () => {
+      this.db.exec(`PRAGMA query_only = ${writable ? 'OFF' : 'ON'}`)
+    })
+  }
+
   /** Merge FTS segments (makes rare-term lookups much faster after bulk ingest). */
   optimize(): void {
     this.guard('optimize', () => {

@@ -1,0 +1,107 @@
+/** Configuration of the Shadow Context compaction engine, with every default in one place. */
+import z from '@deepseek-ai/schemastery'
+
+export interface ShadowEngineConfig {
+  /** Compact when request pressure reaches this share of the context window. */
+  thresholdRatio?: number
+  /** Recent surface kept verbatim, as a share of the window (or `retainTokens`). */
+  retainRatio?: number
+  /** Recent surface kept verbatim, in tokens; overrides `retainRatio`. */
+  retainTokens?: number
+  /** A pass must elide at least this share of the window, or it waits for more history. */
+  minRegionRatio?: number
+  /** Ceiling of one checkpoint's digest, in tokens (the pointer footer comes on top). */
+  digestTokens?: number
+  /**
+   * When the frozen checkpoints together exceed this share of the window, the oldest ones are
+   * rolled up into one index node (their pointers stay). 0 disables rollups.
+   */
+  rollupRatio?: number
+  /** `digest`: deterministic, no LLM call. `llm`: prose summary through ctx.llm, plus the footer. */
+  summary?: 'digest' | 'llm'
+  /** Provider for `summary: llm`; default the session's own route. */
+  summarizationProvider?: string
+  summarizationModel?: string
+  /** Output cap of the `llm` summary call. */
+  maxTokens?: number
+  /** Consecutive failed recoveries after which automatic compaction stops until a request succeeds. */
+  breakerThreshold?: number
+  /** Register the pressure and overflow listeners. Default true. */
+  auto?: boolean
+}
+
+export const ShadowEngineConfigSchema: z<ShadowEngineConfig> = z.object({
+  thresholdRatio: z.number().min(0.05).max(1).default(0.6).description('compact at this share of the context window'),
+  retainRatio: z.number().min(0).max(0.9).default(0.12).description('recent surface kept verbatim, share of the window'),
+  retainTokens: z.natural().description('recent surface kept verbatim, tokens (overrides retainRatio)'),
+  minRegionRatio: z.number().min(0).max(0.9).default(0.1).description('smallest useful pass, share of the window'),
+  digestTokens: z.natural().min(64).default(360).description('ceiling of one digest, tokens'),
+  rollupRatio: z.number().min(0).max(0.9).default(0.2).description('frozen checkpoints above this share of the window are rolled up; 0 = never'),
+  summary: z.union(['digest', 'llm']).default('digest').description('checkpoint content: deterministic digest or LLM prose'),
+  summarizationProvider: z.string().description('provider for summary: llm'),
+  summarizationModel: z.string().description('model for summary: llm'),
+  maxTokens: z.natural().default(2048).description('output cap of the llm summary call'),
+  breakerThreshold: z.natural().min(1).default(3).description('consecutive failed recoveries before automatic compaction pauses'),
+  auto: z.boolean().default(true).description('register pressure and overflow listeners'),
+})
+
+export interface ResolvedEngineConfig {
+  readonly thresholdRatio: number
+  readonly retainRatio: number
+  readonly retainTokens: number | undefined
+  readonly minRegionRatio: number
+  readonly digestTokens: number
+  readonly rollupRatio: number
+  readonly summary: 'digest' | 'llm'
+  readonly summarizationProvider: string | undefined
+  readonly summarizationModel: string | undefined
+  readonly maxTokens: number
+  readonly breakerThreshold: number
+  readonly auto: boolean
+}
+
+export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEngineConfig {
+  const config = ShadowEngineConfigSchema(input)
+  const resolved: ResolvedEngineConfig = {
+    thresholdRatio: config.thresholdRatio ?? 0.6,
+    retainRatio: config.retainRatio ?? 0.12,
+    retainTokens: config.retainTokens,
+    minRegionRatio: config.minRegionRatio ?? 0.1,
+    digestTokens: config.digestTokens ?? 360,
+    rollupRatio: config.rollupRatio ?? 0.2,
+    summary: config.summary ?? 'digest',
+    summarizationProvider: config.summarizationProvider,
+    summarizationModel: config.summarizationModel,
+    maxTokens: config.maxTokens ?? 2048,
+    breakerThreshold: config.breakerThreshold ?? 3,
+    auto: config.auto ?? true,
+  }
+  if (resolved.retainRatio >= resolved.thresholdRatio) {
+    throw new Error(`ShadowEngineConfig: retainRatio (${resolved.retainRatio}) must be below thresholdRatio (${resolved.thresholdRatio})`)
+  }
+  if ((resolved.summarizationProvider === undefined) !== (resolved.summarizationModel === undefined)) {
+    throw new Error('ShadowEngineConfig: summarizationProvider and summarizationModel go together')
+  }
+  return resolved
+}
+
+/** Token budgets for one routed model. */
+export interface EngineBudget {
+  readonly contextWindow: number
+  readonly thresholdTokens: number
+  readonly retainTokens: number
+  readonly minRegionTokens: number
+  readonly rollupTokens: number
+}
+
+export function budgetFor(config: ResolvedEngineConfig, contextWindow: number): EngineBudget {
+  const thresholdTokens = Math.floor(contextWindow * config.thresholdRatio)
+  const retainTokens = Math.min(config.retainTokens ?? Math.floor(contextWindow * config.retainRatio), Math.max(0, thresholdTokens - 1))
+  return {
+    contextWindow,
+    thresholdTokens,
+    retainTokens,
+    minRegionTokens: Math.floor(contextWindow * config.minRegionRatio),
+    rollupTokens: config.rollupRatio === 0 ? Number.POSITIVE_INFINITY : Math.floor(contextWindow * config.rollupRatio),
+  }
+}
