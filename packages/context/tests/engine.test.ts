@@ -74,7 +74,20 @@ describe('ShadowCompactionEngine on real dsh', () => {
     for (const [id, text] of texts) {
       expect(footers.get(id), id).toBeTruthy()
       expect(text.endsWith(footers.get(id)!), id).toBe(true)
-      expect(text).toContain(`shadow_read {"checkpoint":"${id}"}`)
+      if (!text.startsWith('[Shadow Context index ')) expect(text).toContain(`shadow_read {"checkpoint":"${id}"}`)
+    }
+    // a digest rolled off the surface is still named by the index that replaced it
+    const surfaceIds = new Set(agent.session.surface.nodes.map(seq => events[seq]!).flatMap(event =>
+      event.type === 'user/message' && isCompactCheckpointSource(event.data.source) ? [String((event.data.source as { compactionId?: string }).compactionId)] : []))
+    const ordinal = (id: string): number => Number(id.slice(id.lastIndexOf('.c') + 2))
+    const indexText = [...texts.entries()].findLast(([id, text]) => surfaceIds.has(id) && text.startsWith('[Shadow Context index '))?.[1]
+    const ranges = (indexText ?? '').split('\n').flatMap(line => {
+      const match = /^- (\S+)(?: … (\S+))?/.exec(line)
+      return match === null ? [] : [[ordinal(match[1]!), ordinal(match[2] ?? match[1]!)] as const]
+    })
+    for (const [id, text] of texts) {
+      if (surfaceIds.has(id) || text.startsWith('[Shadow Context index ')) continue
+      expect(ranges.some(([from, to]) => ordinal(id) >= from && ordinal(id) <= to), `${id} is in the index`).toBe(true)
     }
     expect(harness.problems()).toEqual([])
     await harness.dispose()

@@ -31,12 +31,12 @@ export interface ShadowEngineConfig {
 }
 
 export const ShadowEngineConfigSchema: z<ShadowEngineConfig> = z.object({
-  thresholdRatio: z.number().min(0.05).max(1).default(0.6).description('compact at this share of the context window'),
-  retainRatio: z.number().min(0).max(0.9).default(0.12).description('recent surface kept verbatim, share of the window'),
+  thresholdRatio: z.number().min(0.05).max(1).default(0.25).description('compact at this share of the context window'),
+  retainRatio: z.number().min(0).max(0.9).default(0.05).description('recent surface kept verbatim, share of the window'),
   retainTokens: z.natural().description('recent surface kept verbatim, tokens (overrides retainRatio)'),
-  minRegionRatio: z.number().min(0).max(0.9).default(0.1).description('smallest useful pass, share of the window'),
-  digestTokens: z.natural().min(64).default(360).description('ceiling of one digest, tokens'),
-  rollupRatio: z.number().min(0).max(0.9).default(0.2).description('frozen checkpoints above this share of the window are rolled up; 0 = never'),
+  minRegionRatio: z.number().min(0).max(0.9).default(0.05).description('smallest useful pass, share of the window'),
+  digestTokens: z.natural().min(64).default(220).description('ceiling of one digest, tokens'),
+  rollupRatio: z.number().min(0).max(0.9).default(0.06).description('frozen checkpoints above this share of the window are rolled up; 0 = never'),
   summary: z.union(['digest', 'llm']).default('digest').description('checkpoint content: deterministic digest or LLM prose'),
   summarizationProvider: z.string().description('provider for summary: llm'),
   summarizationModel: z.string().description('model for summary: llm'),
@@ -63,12 +63,12 @@ export interface ResolvedEngineConfig {
 export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEngineConfig {
   const config = ShadowEngineConfigSchema(input)
   const resolved: ResolvedEngineConfig = {
-    thresholdRatio: config.thresholdRatio ?? 0.6,
-    retainRatio: config.retainRatio ?? 0.12,
+    thresholdRatio: config.thresholdRatio ?? 0.25,
+    retainRatio: config.retainRatio ?? 0.05,
     retainTokens: config.retainTokens,
-    minRegionRatio: config.minRegionRatio ?? 0.1,
-    digestTokens: config.digestTokens ?? 360,
-    rollupRatio: config.rollupRatio ?? 0.2,
+    minRegionRatio: config.minRegionRatio ?? 0.05,
+    digestTokens: config.digestTokens ?? 220,
+    rollupRatio: config.rollupRatio ?? 0.06,
     summary: config.summary ?? 'digest',
     summarizationProvider: config.summarizationProvider,
     summarizationModel: config.summarizationModel,

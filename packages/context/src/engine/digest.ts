@@ -40,9 +40,13 @@ export function tokensOf(text: string): number {
 
 const PATH = /(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
 const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z0-9]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g
-const ERROR_LINE = /(?:^|\s)(?:[A-Z][A-Za-z]*Error\b[^\n]{0,100}|E[A-Z]{3,}[^\n]{0,60}|(?:error|failed|failure|exception|panic)[:!][^\n]{0,100}|× [^\n]{0,100}|→ [^\n]{0,100})/g
-/** Literal anchors: numbers of 3+ digits, key=value, header-like names, versions, hashes. */
-const ANCHOR = /\b(?:[A-Za-z][\w.-]*=[\w.:/-]+|X-[A-Za-z-]+|v?\d+\.\d+\.\d+\b|\d{3,}|[0-9a-f]{7,40})\b/g
+const ERROR_LINE = /(?:[A-Z][A-Za-z]*Error\b[^\n]{0,100}|\bE[A-Z]{3,}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
+/**
+ * Literal anchors: key=value, header names, versions and addresses, ids with digits, and (in the
+ * conversation's own words) numbers of 3+ digits.
+ */
+const ANCHOR = /\b(?:[A-Za-z][\w.-]*=[\w.:/-]+|X-[A-Za-z-]+|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|v?\d+\.\d+\.\d+|[A-Za-z]+[-_]?\d[\w-]*\d[\w-]*|\d{3,})\b/g
+const BARE_NUMBER = /^\d+$/
 
 const clip = (text: string, max: number): string => {
   const flat = text.replace(/\s+/g, ' ').trim()
@@ -66,11 +70,6 @@ function messageText(event: SessionEvent): string {
   }
 }
 
-interface ToolUse {
-  readonly name: string
-  readonly gist: string
-}
-
 function argumentGist(args: string): string {
   try {
     const parsed = JSON.parse(args) as Record<string, unknown>
@@ -83,23 +82,37 @@ function argumentGist(args: string): string {
 
 interface TurnSummary {
   readonly turn: number | null
-  time: number
   ask: string
-  tools: ToolUse[]
+  readonly tools: string[]
   errors: number
   answer: string
   context: number
 }
 
-/** Count tokens by frequency, keep the first-seen order for ties (deterministic). */
-function ranked(values: Iterable<string>, limit: number, prefer: (value: string) => number = () => 0): string[] {
-  const counts = new Map<string, number>()
-  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1)
-  return [...counts.entries()]
-    .map(([value, count], order) => ({ value, count, order, weight: prefer(value) }))
-    .toSorted((a, b) => b.weight - a.weight || b.count - a.count || a.order - b.order)
+interface Weighted {
+  readonly value: string
+  /** Higher first. */
+  readonly weight: number
+}
+
+/** Rank by weight, then frequency, then first appearance (deterministic). */
+function ranked(values: Iterable<Weighted>, limit: number, rare = false): string[] {
+  const entries = new Map<string, { count: number; weight: number; order: number }>()
+  let order = 0
+  for (const { value, weight } of values) {
+    const entry = entries.get(value)
+    if (entry === undefined) entries.set(value, { count: 1, weight, order: order++ })
+    else {
+      entry.count += 1
+      entry.weight = Math.max(entry.weight, weight)
+    }
+  }
+  return [...entries.entries()]
+    // for anchors, a value repeated all over a region (a status code, a counter) is noise
+    .filter(([, entry]) => !rare || entry.count <= 3)
+    .toSorted(([, a], [, b]) => b.weight - a.weight || (rare ? a.count - b.count : b.count - a.count) || a.order - b.order)
     .slice(0, limit)
-    .map(entry => entry.value)
+    .map(([value]) => value)
 }
 
 /** The pointer footer: exact, code-composed, the same bytes forever. */
@@ -120,41 +133,44 @@ export function composeFooter(input: { checkpointId: string; tag: string; messag
 export function composeDigest(input: DigestInput): Digest {
   const turns: TurnSummary[] = []
   const byTurn = new Map<number | null, TurnSummary>()
-  const paths: string[] = []
-  const identifiers: string[] = []
-  const errors: string[] = []
-  const anchors: string[] = []
-  const callNames = new Map<string, string>()
+  const paths: Weighted[] = []
+  const identifiers: Weighted[] = []
+  const errors: Weighted[] = []
+  const anchors: Weighted[] = []
 
   for (const message of input.messages) {
     const { event } = message
     let summary = byTurn.get(message.turn)
     if (summary === undefined) {
-      summary = { turn: message.turn, time: event.time, ask: '', tools: [], errors: 0, answer: '', context: 0 }
+      summary = { turn: message.turn, ask: '', tools: [], errors: 0, answer: '', context: 0 }
       byTurn.set(message.turn, summary)
       turns.push(summary)
     }
     const text = messageText(event)
-    for (const match of text.matchAll(PATH)) paths.push(match[0])
-    for (const match of text.matchAll(IDENTIFIER)) identifiers.push(match[0])
-    for (const match of text.matchAll(ANCHOR)) anchors.push(match[0])
+    // The conversation's own words (user, assistant) weigh more than tool output.
+    const prose = event.type !== 'tool/result'
+    const weight = prose ? 1 : 0
+    for (const match of text.matchAll(PATH)) paths.push({ value: match[0], weight: match[0].includes('/') ? 1 : 0 })
+    for (const match of text.matchAll(IDENTIFIER)) identifiers.push({ value: match[0], weight })
+    for (const match of text.matchAll(ANCHOR)) {
+      if (BARE_NUMBER.test(match[0]) && !prose) continue
+      anchors.push({ value: match[0], weight: BARE_NUMBER.test(match[0]) ? weight : weight + 1 })
+    }
     if (event.type === 'user/message') {
       if (event.data.source.kind === 'user' && summary.ask === '') summary.ask = text
       else summary.context += 1
     } else if (event.type === 'assistant/message') {
       for (const block of event.data.message.content) {
         if (block.type !== 'tool-call') continue
-        const gist = argumentGist(block.arguments)
-        callNames.set(block.id, block.name)
-        summary.tools.push({ name: block.name, gist })
-        for (const match of gist.matchAll(PATH)) paths.push(match[0])
+        summary.tools.push(block.name)
+        for (const match of argumentGist(block.arguments).matchAll(PATH)) paths.push({ value: match[0], weight: 2 })
       }
       if (text.trim().length > 0) summary.answer = text
     } else if (event.type === 'tool/result') {
       const result = event.data.message.content[0]
       if (result?.isError === true) summary.errors += 1
       for (const match of text.matchAll(ERROR_LINE)) {
-        errors.push(clip(match[0], 110))
+        errors.push({ value: clip(match[0], 100), weight: 0 })
         summary.errors += 1
       }
     }
@@ -164,32 +180,28 @@ export function composeDigest(input: DigestInput): Digest {
   const last = turns.findLast(turn => turn.turn !== null)?.turn ?? null
   const header = `[Shadow Context checkpoint ${input.checkpointId}${first === null ? '' : ` · turn${first === last ? ` ${first}` : `s ${first}–${last}`}`}]`
 
-  const toolList = (tools: readonly ToolUse[], gistChars: number): string => {
-    const grouped = new Map<string, number>()
-    for (const tool of tools) {
-      const key = `${tool.name} ${clip(tool.gist, gistChars)}`
-      grouped.set(key, (grouped.get(key) ?? 0) + 1)
-    }
-    return [...grouped.entries()].map(([key, count]) => (count > 1 ? `${key} ×${count}` : key)).join('; ')
+  const toolCounts = (tools: readonly string[]): string => {
+    const counts = new Map<string, number>()
+    for (const tool of tools) counts.set(tool, (counts.get(tool) ?? 0) + 1)
+    return [...counts.entries()].map(([name, count]) => (count > 1 ? `${name}×${count}` : name)).join(', ')
   }
   const turnLine = (turn: TurnSummary, quote: number): string => {
-    const parts = [`- ${turn.turn === null ? '·' : `t${turn.turn}`} ${formatTime(turn.time).slice(11, 16)}`]
-    if (turn.ask !== '') parts.push(`user: "${clip(turn.ask, quote)}"`)
-    else if (turn.context > 0) parts.push(`context ×${turn.context}`)
-    if (turn.tools.length > 0) parts.push(`→ ${toolList(turn.tools, Math.max(16, Math.floor(quote / 2)))}${turn.errors > 0 ? ` (${turn.errors} error${turn.errors > 1 ? 's' : ''})` : ''}`)
-    if (turn.answer !== '') parts.push(`→ "${clip(turn.answer, quote)}"`)
+    const parts = [`- ${turn.turn === null ? '·' : `t${turn.turn}`}`]
+    if (turn.ask !== '') parts.push(`"${clip(turn.ask, quote)}"`)
+    else if (turn.context > 0) parts.push(`(${turn.context} context message${turn.context > 1 ? 's' : ''})`)
+    if (turn.tools.length > 0) parts.push(`→ ${toolCounts(turn.tools)}${turn.errors > 0 ? ` (${turn.errors} error${turn.errors > 1 ? 's' : ''})` : ''}`)
+    if (turn.answer !== '') parts.push(`→ "${clip(turn.answer, Math.max(20, Math.floor(quote * 0.7)))}"`)
     return parts.join(' ')
   }
-  const pathPreference = (value: string): number => (value.includes('/') ? 1 : 0)
   const lists = (limit: number): string[] => {
     const out: string[] = []
-    const files = ranked(paths, limit, pathPreference)
+    const files = ranked(paths, limit)
     if (files.length > 0) out.push(`Files: ${files.join(', ')}`)
     const names = ranked(identifiers, limit)
     if (names.length > 0) out.push(`Identifiers: ${names.join(', ')}`)
-    const failures = ranked(errors, Math.max(2, Math.floor(limit / 3)))
+    const failures = ranked(errors, Math.max(1, Math.floor(limit / 2)))
     if (failures.length > 0) out.push(`Errors: ${failures.join(' | ')}`)
-    const literals = ranked(anchors.filter(anchor => !/^\d{3}$/.test(anchor) || anchor !== '200'), limit)
+    const literals = ranked(anchors, limit, true)
     if (literals.length > 0) out.push(`Anchors: ${literals.join(', ')}`)
     return out
   }
@@ -199,27 +211,25 @@ export function composeDigest(input: DigestInput): Digest {
   // middle turns (their lines are in the originals).
   const budget = Math.max(16, input.maxTokens)
   let body = ''
-  outer: for (const quote of [110, 70, 40, 24]) {
-    for (const limit of [10, 6, 4]) {
-      const lines = [header, ...turns.map(turn => turnLine(turn, quote)), ...lists(limit)]
-      body = lines.join('\n')
+  outer: for (const quote of [120, 80, 56, 40]) {
+    for (const limit of [6, 4, 3]) {
+      body = [header, ...turns.map(turn => turnLine(turn, quote)), ...lists(limit)].join('\n')
       if (tokensOf(body) <= budget) break outer
     }
   }
   if (tokensOf(body) > budget) {
-    const lists4 = lists(3)
+    const tail = lists(3)
     let keepHead = 2
     let keepTail = Math.min(4, turns.length)
     for (;;) {
-      const middle = turns.length - keepHead - keepTail
-      const lines = [
+      const middle = turns.slice(keepHead, turns.length - keepTail)
+      body = [
         header,
-        ...turns.slice(0, keepHead).map(turn => turnLine(turn, 24)),
-        ...(middle > 0 ? [`- … ${middle} more turn${middle > 1 ? 's' : ''} (${turns.slice(keepHead, turns.length - keepTail).reduce((n, turn) => n + turn.tools.length, 0)} tool calls) — in the originals`] : []),
-        ...turns.slice(turns.length - keepTail).map(turn => turnLine(turn, 24)),
-        ...lists4,
-      ]
-      body = lines.join('\n')
+        ...turns.slice(0, keepHead).map(turn => turnLine(turn, 48)),
+        ...(middle.length > 0 ? [`- … ${middle.length} more turn${middle.length > 1 ? 's' : ''} (${middle.reduce((n, turn) => n + turn.tools.length, 0)} tool calls) — in the originals`] : []),
+        ...turns.slice(turns.length - keepTail).map(turn => turnLine(turn, 48)),
+        ...tail,
+      ].join('\n')
       if (tokensOf(body) <= budget || (keepHead === 0 && keepTail === 0)) break
       if (keepTail > 1) keepTail -= 1
       else if (keepHead > 0) keepHead -= 1
@@ -230,20 +240,101 @@ export function composeDigest(input: DigestInput): Digest {
   return { text: `${body}\n${footer}`, body, footer, turns: { first, last } }
 }
 
-/** An index rollup: one pointer line per folded checkpoint, from their own headers and footers. */
+/** One line of an index rollup: a run of consecutive checkpoints, coarsely. */
+export interface IndexEntry {
+  readonly first: string
+  readonly last: string
+  readonly turns: readonly [number, number] | null
+  readonly times: readonly [string, string] | null
+  readonly files: readonly string[]
+  readonly anchors: readonly string[]
+}
+
+const INDEX_LINE = /^- (\S+)(?: … (\S+))?(?: · turns (\d+)–(\d+))?(?: · (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) → (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d))?(?: · files: ([^·]*))?(?: · anchors: (.*))?$/
+
+export function formatIndexEntry(entry: IndexEntry): string {
+  const parts = [`- ${entry.first}${entry.last === entry.first ? '' : ` … ${entry.last}`}`]
+  if (entry.turns !== null) parts.push(`turns ${entry.turns[0]}–${entry.turns[1]}`)
+  if (entry.times !== null) parts.push(`${entry.times[0]} → ${entry.times[1]}`)
+  if (entry.files.length > 0) parts.push(`files: ${entry.files.join(', ')}`)
+  if (entry.anchors.length > 0) parts.push(`anchors: ${entry.anchors.join(', ')}`)
+  return parts.join(' · ')
+}
+
+export function parseIndexEntry(line: string): IndexEntry | undefined {
+  const match = INDEX_LINE.exec(line.trimEnd())
+  if (match === null) return undefined
+  const list = (value: string | undefined): string[] => (value === undefined ? [] : value.split(',').map(item => item.trim()).filter(item => item.length > 0))
+  return {
+    first: match[1]!,
+    last: match[2] ?? match[1]!,
+    turns: match[3] === undefined ? null : [Number(match[3]), Number(match[4])],
+    times: match[5] === undefined ? null : [match[5], match[6]!],
+    files: list(match[7]),
+    anchors: list(match[8]),
+  }
+}
+
+/** What a digest checkpoint's own text says about it (we wrote it, so the format is ours). */
+export function entryOfCheckpoint(checkpointId: string, text: string): IndexEntry {
+  const turns = /turns? (\d+)(?:–(\d+))?\]/.exec(text)
+  const times = /(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) → (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC/.exec(text)
+  const files = /^Files: (.*)$/m.exec(text)?.[1]?.split(', ') ?? []
+  const anchors = /^Anchors: (.*)$/m.exec(text)?.[1]?.split(', ') ?? []
+  return {
+    first: checkpointId,
+    last: checkpointId,
+    turns: turns === null ? null : [Number(turns[1]), Number(turns[2] ?? turns[1])],
+    times: times === null ? null : [times[1]!, times[2]!],
+    files: files.slice(0, 4),
+    anchors: anchors.slice(0, 4),
+  }
+}
+
+function mergeEntries(a: IndexEntry, b: IndexEntry, keep: number): IndexEntry {
+  const union = (x: readonly string[], y: readonly string[]): string[] => [...new Set([...x, ...y])].slice(0, keep)
+  return {
+    first: a.first,
+    last: b.last,
+    turns: a.turns === null ? b.turns : b.turns === null ? a.turns : [Math.min(a.turns[0], b.turns[0]), Math.max(a.turns[1], b.turns[1])],
+    times: a.times === null ? b.times : b.times === null ? a.times : [a.times[0], b.times[1]],
+    files: union(a.files, b.files),
+    anchors: union(a.anchors, b.anchors),
+  }
+}
+
+/** Lines an index keeps at most; beyond that, its two oldest lines merge (coarser, never dropped). */
+export const INDEX_MAX_LINES = 6
+
+/**
+ * An index rollup: the folded checkpoints become one line (a run of checkpoints, its turns, time
+ * range, top files and anchors); lines of an earlier index are kept, and the oldest merge so the
+ * index stays small however long the session. Every originals stays reachable: by checkpoint id
+ * through shadow_read, by content through shadow_search.
+ */
 export function composeRollup(input: { checkpointId: string; folded: ReadonlyArray<{ checkpointId: string; text: string }> }): string {
-  const lines = [`[Shadow Context index ${input.checkpointId} · ${input.folded.length} earlier checkpoints]`]
-  for (const entry of input.folded) {
-    const textLines = entry.text.split('\n')
-    if (textLines[0]?.startsWith('[Shadow Context index ') === true) {
-      // an earlier index: keep its pointer lines as they are
-      lines.push(...textLines.filter(line => line.startsWith('- ')))
+  let entries: IndexEntry[] = []
+  let run: IndexEntry | undefined
+  for (const item of input.folded) {
+    if (item.text.startsWith('[Shadow Context index ')) {
+      if (run !== undefined) { entries.push(run); run = undefined }
+      for (const line of item.text.split('\n')) {
+        const entry = parseIndexEntry(line)
+        if (entry !== undefined) entries.push(entry)
+      }
       continue
     }
-    const headline = textLines.find(line => line.startsWith('[shadow ')) ?? textLines[0] ?? entry.checkpointId
-    const anchors = textLines.find(line => line.startsWith('Files: ') || line.startsWith('Anchors: ')) ?? ''
-    lines.push(`- ${headline}${anchors === '' ? '' : ` · ${clip(anchors, 120)}`}`)
+    const entry = entryOfCheckpoint(item.checkpointId, item.text)
+    run = run === undefined ? entry : mergeEntries(run, entry, 4)
   }
-  lines.push('Each line points at a checkpoint whose originals are stored verbatim: shadow_read {"checkpoint":"<id>"}.')
-  return lines.join('\n')
+  if (run !== undefined) entries.push(run)
+  while (entries.length > INDEX_MAX_LINES) entries = [mergeEntries(entries[0]!, entries[1]!, 4), ...entries.slice(2)]
+  const first = entries[0]
+  const last = entries.at(-1)
+  const span = first?.turns !== null && last?.turns !== null && first !== undefined && last !== undefined ? ` · turns ${first.turns![0]}–${last.turns![1]}` : ''
+  return [
+    `[Shadow Context index ${input.checkpointId}${span}]`,
+    ...entries.map(formatIndexEntry),
+    'Originals of every checkpoint above are stored verbatim: shadow_read {"checkpoint":"<id>"} · shadow_search {"query":"…"}',
+  ].join('\n')
 }

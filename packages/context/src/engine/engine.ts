@@ -279,6 +279,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
       retainTokens: budget?.retainTokens ?? 0,
       minRegionTokens: budget?.minRegionTokens ?? 0,
       balancedAtEnd,
+      ...(budget === undefined ? {} : { currentTurnTokens: Math.floor(budget.thresholdTokens / 2) }),
     })
     let result: CompactionResult | null = null
     if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
@@ -455,7 +456,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
         return { checkpointId: id, text }
       })
       const text = composeRollup({ checkpointId: compactionId, folded })
-      return { content: [{ type: 'text', text }], footer: '', provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
+      return { content: [{ type: 'text', text }], footer: text.slice(text.lastIndexOf('\n') + 1), provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
     }
     const messages = this.digestMessages(events, prepared.shadowedSeqs)
     if (this.config.summary === 'digest') {

@@ -31,6 +31,11 @@ export type RegionMode = 'pressure' | 'overflow' | 'manual'
 export interface RegionRequest {
   readonly mode: RegionMode
   readonly retainTokens: number
+  /**
+   * Pressure keeps the whole current turn when it is at most this large (the model is working
+   * on it); a larger turn is cut like any other history. Default: no such protection.
+   */
+  readonly currentTurnTokens?: number
   readonly minRegionTokens: number
   /** No tool call crosses the cut after the last node. */
   readonly balancedAtEnd: boolean
@@ -89,6 +94,12 @@ export function selectRegion(nodes: readonly PolicyNode[], request: RegionReques
     }
     if (turnCut !== -1) keepFrom = turnCut
     else while (keepFrom > start && !isCut(nodes, keepFrom, request.balancedAtEnd)) keepFrom -= 1
+    if (request.currentTurnTokens !== undefined) {
+      let current = nodes.length - 1
+      while (current > start && !nodes[current]!.turnStart) current -= 1
+      if (nodes[current]?.turnStart === true && current < keepFrom && nodes[current]!.balancedBefore
+        && sum(nodes, current, nodes.length - 1) <= request.currentTurnTokens) keepFrom = current
+    }
   }
   const endIdx = keepFrom - 1
   if (endIdx < start) return null
