@@ -8,7 +8,7 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { DshHarness, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
 import { hashEventJson, type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
-import { isCapturable, ShadowCapture, ShadowCompactionEngine, type ShadowCaptureConfig, type ShadowEngineConfig } from '../src/index.ts'
+import { isCapturable, ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowCaptureConfig, type ShadowEngineConfig, type ShadowRecallConfig } from '../src/index.ts'
 
 export interface ShadowHarnessOptions extends DshHarnessOptions {
   readonly capture?: ShadowCaptureConfig
@@ -88,4 +88,9 @@ export function cleanupAfterEach(prefix = 'shadow-test-'): { harnesses: DshHarne
       return home
     },
   }
+}
+
+/** Capture, recall tools and the engine: the whole Shadow Context mode. */
+export async function recallHarness(options: ShadowHarnessOptions & { engine?: ShadowEngineConfig; recall?: ShadowRecallConfig } = {}): Promise<DshHarness> {
+  return engineHarness({ ...options, extraPlugins: [...(options.extraPlugins ?? []), { plugin: ShadowRecall, config: options.recall ?? {} }] })
 }

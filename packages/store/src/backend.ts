@@ -39,6 +39,10 @@ export interface MessageFilter {
   readonly roles?: readonly ShadowRole[]
   readonly toolName?: string
   readonly elidedBy?: string
+  /** Leave out rows of these source kinds (e.g. checkpoint summaries, recall messages). */
+  readonly excludeSourceKinds?: readonly string[]
+  /** Leave out results of, and calls to, these tools (e.g. the recall tools themselves). */
+  readonly excludeToolNames?: readonly string[]
 }
 
 export interface IndexQuery extends MessageFilter {

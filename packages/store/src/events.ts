@@ -34,7 +34,13 @@ interface Block {
 
 interface MessageLike {
   readonly content?: readonly Block[]
-  readonly source?: { readonly kind?: string }
+  readonly source?: { readonly kind?: string; readonly plugin?: string }
+}
+
+/** `user`, `model`, `tool`, `shadow-context`…; a plugin source names its plugin: `plugin:compact`. */
+function sourceKindOf(source: MessageLike['source'], fallback: string): string {
+  const kind = source?.kind ?? fallback
+  return kind === 'plugin' && typeof source?.plugin === 'string' ? `plugin:${source.plugin}` : kind
 }
 
 /** Plain text of content blocks, the way a transcript shows them. */
@@ -81,7 +87,7 @@ export function rowFromCaptured(captured: CapturedEvent): ShadowMessageInput {
     case 'user/message': {
       const message = data as MessageLike
       role = 'user'
-      sourceKind = message.source?.kind ?? 'user'
+      sourceKind = sourceKindOf(message.source, 'user')
       text = renderBlocks(message.content)
       break
     }

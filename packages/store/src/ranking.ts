@@ -43,6 +43,50 @@ export function fuseRankings<T>(
     .toSorted((a, b) => b.score - a.score || tieBreak(a.item, b.item))
 }
 
+/** Words that carry no topic in a question; they do not count toward coverage. */
+const STOPWORDS = new Set([
+  'a', 'an', 'the', 'and', 'or', 'but', 'of', 'to', 'in', 'on', 'at', 'for', 'from', 'by', 'with', 'about', 'as', 'into',
+  'is', 'are', 'was', 'were', 'be', 'been', 'being', 'do', 'does', 'did', 'done', 'have', 'has', 'had', 'will', 'would',
+  'can', 'could', 'should', 'shall', 'may', 'might', 'must', 'we', 'i', 'you', 'he', 'she', 'it', 'they', 'our', 'my',
+  'your', 'their', 'its', 'us', 'me', 'them', 'this', 'that', 'these', 'those', 'there', 'here', 'what', 'which', 'who',
+  'whom', 'whose', 'when', 'where', 'why', 'how', 'not', 'no', 'yes', 'so', 'if', 'then', 'than', 'too', 'very', 'just',
+  'also', 'again', 'any', 'all', 'some', 'one', 'get', 'got', 'let', 'please', 'tell', 'show', 'find', 'look', 'know',
+])
+
+/** A deliberately crude stemmer: enough to let "databases" meet "database" and "decided" meet "decide". */
+export function stem(word: string): string {
+  const lower = word.toLowerCase()
+  if (lower.length <= 3 || !/^[a-z]+$/.test(lower)) return lower
+  for (const [suffix, replacement] of [['ies', 'y'], ['ing', ''], ['ed', ''], ['es', ''], ['s', '']] as const) {
+    if (lower.endsWith(suffix) && lower.length - suffix.length >= 3) return lower.slice(0, lower.length - suffix.length) + replacement
+  }
+  return lower
+}
+
+/** Query terms that count toward coverage: no stopwords, no single Latin letters. */
+export function coverageTerms(words: readonly string[]): string[] {
+  return [...new Set(words.filter(word => !STOPWORDS.has(word) && !(/^[a-z0-9]$/.test(word))).map(stem))]
+}
+
+const TOKEN = /[\p{L}\p{N}]+/gu
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+
+/** Share of the coverage terms a text contains (as stemmed tokens, camelCase parts, or CJK substrings). */
+export function coverage(text: string, terms: readonly string[]): number {
+  if (terms.length === 0) return 0
+  const sample = text.length > 200_000 ? text.slice(0, 200_000) : text
+  const tokens = new Set<string>()
+  for (const match of sample.matchAll(TOKEN)) {
+    const token = match[0]
+    tokens.add(stem(token))
+    for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) tokens.add(stem(part))
+  }
+  const lower = sample.toLowerCase()
+  let hits = 0
+  for (const term of terms) if (tokens.has(term) || (CJK.test(term) && lower.includes(term))) hits += 1
+  return hits / terms.length
+}
+
 export interface Snippet {
   readonly text: string
   /** Literal pieces of the query found in the message (lowercased). */

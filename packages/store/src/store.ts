@@ -9,7 +9,7 @@ import type { IndexHit, MessageFilter, PreparedMessage, ShadowBackend } from './
 import { invalid, ShadowStoreError } from './errors.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { parseShadowId, sessionTag, shadowId } from './ids.ts'
-import { fuseRankings, snippet } from './ranking.ts'
+import { coverage, coverageTerms, fuseRankings, snippet } from './ranking.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
   AppendResult,
@@ -53,6 +53,10 @@ export interface SearchOptions extends ScopeOptions {
   readonly checkpointId?: string
   /** Rank at most this many newest matches per index. Default 5000. */
   readonly rankWindow?: number
+  /** Leave out rows of these source kinds (recall layers pass their checkpoint and recall kinds). */
+  readonly excludeSourceKinds?: readonly string[]
+  /** Leave out results of, and calls to, these tools. */
+  readonly excludeToolNames?: readonly string[]
 }
 
 export interface SearchHit {
@@ -545,7 +549,13 @@ export class ShadowStore {
 
   // ---- search ---------------------------------------------------------------------------------
 
-  /** Ranked full-text search over the scope's history. Query text is data, never FTS syntax. */
+  /**
+   * Ranked full-text search over the scope's history. Query text is data, never FTS syntax.
+   *
+   * Candidates come from three index queries: all words (AND), any word (OR, BM25) and substrings
+   * (trigram over literal anchors). They are ordered by how much of the query a message covers,
+   * then by reciprocal-rank fusion of the three lists, then by recency.
+   */
   async search(query: string, options: SearchOptions): Promise<SearchResult> {
     if (typeof query !== 'string') throw invalid('query must be a string')
     if (query.trim().length === 0) throw invalid('query is empty')
@@ -555,31 +565,38 @@ export class ShadowStore {
     const analyzed = analyzeQuery(query)
     if (analyzed.words.length === 0 && analyzed.grams.length === 0) throw invalid('query has no searchable words')
     const segments = await this.scopeSegments(options)
-    const filter = this.filter(segments, {
-      ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
-      ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
-      ...(options.roles === undefined ? {} : { roles: options.roles }),
-      ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
-      ...(options.checkpointId === undefined ? {} : { elidedBy: options.checkpointId }),
-    })
+    const filter: MessageFilter = {
+      ...this.filter(segments, {
+        ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
+        ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
+        ...(options.roles === undefined ? {} : { roles: options.roles }),
+        ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
+        ...(options.checkpointId === undefined ? {} : { elidedBy: options.checkpointId }),
+      }),
+      ...(options.excludeSourceKinds === undefined ? {} : { excludeSourceKinds: options.excludeSourceKinds }),
+      ...(options.excludeToolNames === undefined ? {} : { excludeToolNames: options.excludeToolNames }),
+    }
     const rankWindow = options.rankWindow ?? 5_000
-    const pool = Math.min(200, limit * 4)
-    const words = await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'or', limit: pool, rankWindow })
-    const grams = analyzed.grams.length === 0
-      ? { hits: [] as IndexHit[], windowed: false }
-      : await this.backend.searchIndex({ ...filter, index: 'grams', terms: analyzed.grams, operator: 'or', limit: pool, rankWindow })
+    const pool = Math.max(100, limit * 10)
+    const none = { hits: [] as IndexHit[], windowed: false }
+    const all = analyzed.words.length > 1 ? await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'and', limit: pool, rankWindow }) : none
+    const any = analyzed.words.length > 0 ? await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'or', limit: pool, rankWindow }) : none
+    const grams = analyzed.grams.length > 0 ? await this.backend.searchIndex({ ...filter, index: 'grams', terms: analyzed.grams, operator: 'or', limit: pool, rankWindow }) : none
     const fused = fuseRankings(
-      [{ name: 'words', weight: 1, items: words.hits }, { name: 'grams', weight: 1, items: grams.hits }],
+      [{ name: 'all', weight: 1, items: all.hits }, { name: 'any', weight: 1, items: any.hits }, { name: 'grams', weight: 1, items: grams.hits }],
       hit => `${hit.message.sessionId}\u0000${hit.message.seq}`,
       (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq,
     )
-    const hits = fused.slice(0, limit).map(entry => {
+    const terms = coverageTerms(analyzed.words)
+    const ranked = fused
+      .map(entry => ({ entry, covered: Math.round(coverage(entry.item.message.text, terms) * 20) / 20 }))
+      .toSorted((a, b) => b.covered - a.covered || b.entry.score - a.entry.score || b.entry.item.message.time - a.entry.item.message.time)
+    const hits = ranked.slice(0, limit).map(({ entry }) => {
       const cut = snippet(entry.item.message.text, analyzed.literals)
       return { message: entry.item.message, score: entry.score, snippet: cut.text, matched: cut.matched }
     })
     const searched = await this.backend.countMessages(filter)
-    const matched = new Set([...words.hits, ...grams.hits].map(hit => `${hit.message.sessionId}\u0000${hit.message.seq}`)).size
-    return { hits, coverage: { searched, matched, returned: hits.length }, literals: analyzed.literals }
+    return { hits, coverage: { searched, matched: fused.length, returned: hits.length }, literals: analyzed.literals }
   }
 
   // ---- maintenance ----------------------------------------------------------------------------

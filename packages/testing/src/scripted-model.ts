@@ -149,6 +149,12 @@ export class ScriptedModel extends LlmAdapter {
     return this
   }
 
+  /** Drop replies still queued (a scripted agent that finished early). */
+  clearQueue(): this {
+    this.queue.length = 0
+    return this
+  }
+
   /** Replies still queued. */
   get pending(): number {
     return this.queue.length

@@ -171,6 +171,14 @@ function filterSql(filter: MessageFilter, params: unknown[]): string {
     params.push(filter.toolName, `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`)
   }
   if (filter.elidedBy !== undefined) { clauses.push('m.elided_by = ?'); params.push(filter.elidedBy) }
+  if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) {
+    clauses.push(`m.source_kind NOT IN (${filter.excludeSourceKinds.map(() => '?').join(', ')})`)
+    params.push(...filter.excludeSourceKinds)
+  }
+  if (filter.excludeToolNames !== undefined && filter.excludeToolNames.length > 0) {
+    clauses.push(`coalesce(m.tool_name, '') NOT IN (${filter.excludeToolNames.map(() => '?').join(', ')})`)
+    params.push(...filter.excludeToolNames)
+  }
   return clauses.join(' AND ')
 }
 

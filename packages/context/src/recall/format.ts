@@ -1,0 +1,128 @@
+/**
+ * What the recall tools show the model: ranked hits and paginated transcripts of the exact
+ * originals. Pure rendering and cursor handling; no store access here.
+ */
+import type { SearchHit, ShadowMessage } from '@dsh-shadow/store'
+
+export class RecallError extends Error {
+  override readonly name = 'RecallError'
+  readonly code: 'INVALID_INPUT' | 'NOT_FOUND' | 'FORBIDDEN' | 'UNAVAILABLE'
+
+  constructor(code: RecallError['code'], message: string) {
+    super(message)
+    this.code = code
+  }
+}
+
+export function formatTime(time: number): string {
+  return new Date(time).toISOString().replace('T', ' ').slice(0, 19)
+}
+
+function speaker(message: Pick<ShadowMessage, 'role' | 'toolName' | 'sourceKind' | 'eventType'>): string {
+  if (message.eventType === 'request/header') return 'system prompt'
+  if (message.role === 'tool') return `tool ${message.toolName ?? ''}`.trim()
+  if (message.role === 'user' && message.sourceKind !== 'user') return `context (${message.sourceKind})`
+  return message.role
+}
+
+export interface SearchView {
+  readonly query: string
+  readonly hits: readonly SearchHit[]
+  readonly coverage: { readonly searched: number; readonly matched: number; readonly returned: number }
+  readonly scope: string
+}
+
+export function renderSearch(view: SearchView): string {
+  const { coverage } = view
+  const lines = [`shadow_search ${JSON.stringify(view.query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
+  if (view.hits.length === 0) {
+    lines.push('No match. Try other words (identifiers, paths, numbers, or a shorter phrase), a wider time range, or read a checkpoint directly with shadow_read.')
+    return lines.join('\n')
+  }
+  view.hits.forEach((hit, index) => {
+    const message = hit.message
+    const where = message.elidedBy === null ? 'still in context' : `in checkpoint ${message.elidedBy}`
+    const turn = message.turn === null ? '' : ` · turn ${message.turn}`
+    lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${turn} · ${where}`)
+    lines.push(`   ${hit.snippet}`)
+  })
+  lines.push(`Read a hit with its neighbours: shadow_read {"id":"${view.hits[0]!.message.shadowId}","before":2,"after":2}`)
+  return lines.join('\n')
+}
+
+/** One page of a transcript and where to continue. */
+export interface TranscriptPage {
+  readonly text: string
+  readonly shown: number
+  readonly nextIndex: number | null
+  readonly nextOffset: number
+}
+
+function header(message: ShadowMessage): string {
+  const turn = message.turn === null ? '' : ` · turn ${message.turn}`
+  const elided = message.elidedBy === null ? '' : ` · checkpoint ${message.elidedBy}`
+  return `── ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${turn}${elided}`
+}
+
+/**
+ * Render messages from `startIndex` (and `startOffset` characters into it) until the token budget
+ * is spent. A message too large for the budget is cut, and the cursor resumes inside it.
+ */
+export function renderTranscript(messages: readonly ShadowMessage[], startIndex: number, startOffset: number, budgetTokens: number): TranscriptPage {
+  const budgetChars = Math.max(400, budgetTokens * 4)
+  const parts: string[] = []
+  let used = 0
+  let index = startIndex
+  let offset = startOffset
+  while (index < messages.length) {
+    const message = messages[index]!
+    const head = offset === 0 ? header(message) : `${header(message)} (continued from character ${offset})`
+    const remaining = message.text.length - offset
+    const room = budgetChars - used - head.length - 1
+    if (room <= 0 && parts.length > 0) break
+    if (remaining <= room) {
+      parts.push(`${head}\n${message.text.slice(offset)}`)
+      used += head.length + 1 + remaining
+      index += 1
+      offset = 0
+      continue
+    }
+    // Too big for what is left: show what fits and continue inside this message next time.
+    const take = Math.max(200, room)
+    parts.push(`${head}\n${message.text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
+    used += head.length + take
+    offset += take
+    break
+  }
+  const shown = index - startIndex + (offset > 0 ? 1 : 0)
+  return { text: parts.join('\n'), shown, nextIndex: index < messages.length ? index : null, nextOffset: offset }
+}
+
+/** Where a read continues: the selector that produced the list, and the position in it. */
+export interface ReadCursor {
+  readonly selector: Record<string, string | number>
+  readonly index: number
+  readonly offset: number
+}
+
+export function encodeCursor(cursor: ReadCursor): string {
+  return Buffer.from(JSON.stringify([cursor.selector, cursor.index, cursor.offset]), 'utf8').toString('base64url')
+}
+
+export function decodeCursor(value: string): ReadCursor {
+  if (value.length > 4_000) throw new RecallError('INVALID_INPUT', 'cursor is too long')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'))
+  } catch {
+    throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  const [selector, index, offset] = parsed as [unknown, unknown, unknown]
+  if (typeof selector !== 'object' || selector === null || Array.isArray(selector)) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  if (!Number.isSafeInteger(index) || (index as number) < 0 || !Number.isSafeInteger(offset) || (offset as number) < 0) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  for (const value of Object.values(selector)) {
+    if (typeof value !== 'string' && typeof value !== 'number') throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  }
+  return { selector: selector as Record<string, string | number>, index: index as number, offset: offset as number }
+}

@@ -1,0 +1,3 @@
+export * from './format.ts'
+export * from './recall.ts'
+export * from './plugin.ts'

@@ -1,0 +1,205 @@
+/**
+ * ShadowRecall: the model-facing side. Registers `shadow_search` and `shadow_read` with dsh's
+ * tool registry and one static system-prompt section; optionally (config) queues one proactive
+ * recall message before a turn whose input strongly matches shadowed history.
+ *
+ * Schemas and prompt text are constants, so they never disturb the provider's prefix cache.
+ * Results are ordinary tool results (logged, at the tail); the proactive message is a
+ * `user/message` with `source: { kind: 'shadow-context', form: 'recall' }`.
+ */
+import type { Context } from '@deepseek-ai/cordis'
+import { createUserMessage, type UserMessage } from '@deepseek-ai/dsh-llm'
+import type { Session } from '@deepseek-ai/dsh-session'
+import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
+import z from '@deepseek-ai/schemastery'
+import type { ShadowCapture } from '../capture/service.ts'
+import { RecallError, renderTranscript } from './format.ts'
+import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
+
+/** Source of recall messages Shadow Context puts into the context. */
+export interface ShadowContextRecallSource {
+  readonly kind: 'shadow-context'
+  readonly form: 'recall'
+  readonly shadowIds: readonly string[]
+  readonly query?: string
+}
+
+declare module '@deepseek-ai/dsh-llm/message' {
+  interface MessageSourceMap {
+    'shadow-context': ShadowContextRecallSource
+  }
+}
+
+export interface ShadowRecallConfig {
+  /** `session`: the session and its fork ancestors. `workspace`: every session of its cwd. Default session. */
+  scope?: 'session' | 'workspace'
+  /** Proactive recall before a turn whose input strongly matches shadowed history. Default off. */
+  proactive?: boolean
+  /** Query pieces a hit must contain to count as a strong match. Default 2. */
+  proactiveMinMatches?: number
+  /** Token budget of one proactive recall message. Default 600. */
+  proactiveTokens?: number
+  /** The same shadow ids are not recalled again within this many turns. Default 20. */
+  proactiveWindowTurns?: number
+}
+
+export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
+  scope: z.union(['session', 'workspace']).default('session').description('what recall may read'),
+  proactive: z.boolean().default(false).description('queue one recall message before a strongly matching turn'),
+  proactiveMinMatches: z.natural().min(1).default(2).description('query pieces a proactive hit must contain'),
+  proactiveTokens: z.natural().min(100).default(600).description('token budget of a proactive recall message'),
+  proactiveWindowTurns: z.natural().default(20).description('turns before the same ids may be recalled again'),
+})
+
+/** The one static prompt section (byte-stable). */
+export const RECALL_PROMPT = [
+  '# Shadow Context: your full history is kept',
+  'Older parts of this conversation may be replaced by checkpoints that start with "[Shadow Context checkpoint …]" or "[Shadow Context index …]". Nothing behind them is lost: every original message, tool output included, is stored verbatim with its time.',
+  `- Each checkpoint ends with a pointer footer: its id, the shadow ids and seqs it covers, and its time range. Read the originals with ${READ_TOOL} {"checkpoint":"<id>"}.`,
+  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint.`,
+  `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
+].join('\n')
+
+function fail(error: unknown): never {
+  if (error instanceof RecallError) throw Object.assign(new Error(`${error.code}: ${error.message}`), { name: 'RecallError', code: error.code })
+  throw error
+}
+
+export class ShadowRecall {
+  static readonly inject = ['shadowCapture', 'tools', 'systemPrompt', 'sessions']
+  static readonly Config = ShadowRecallConfigSchema
+
+  readonly config: Required<ShadowRecallConfig>
+  private readonly ctx: Context
+  private readonly recent = new WeakMap<Session, Map<string, number>>()
+
+  constructor(ctx: Context, config: ShadowRecallConfig = {}) {
+    this.ctx = ctx
+    const resolved = ShadowRecallConfigSchema(config)
+    this.config = {
+      scope: resolved.scope ?? 'session',
+      proactive: resolved.proactive ?? false,
+      proactiveMinMatches: resolved.proactiveMinMatches ?? 2,
+      proactiveTokens: resolved.proactiveTokens ?? 600,
+      proactiveWindowTurns: resolved.proactiveWindowTurns ?? 20,
+    }
+    ctx.tools.register(this.searchTool())
+    ctx.tools.register(this.readTool())
+    ctx.systemPrompt.section({ name: 'shadow-context:recall', order: 900, text: RECALL_PROMPT })
+    if (this.config.proactive) this.registerProactive()
+  }
+
+  private get capture(): ShadowCapture {
+    return this.ctx.shadowCapture
+  }
+
+  private resolver(exec: ToolRunContext): RecallResolver {
+    const agent = exec.agent
+    if (agent === undefined) throw new RecallError('FORBIDDEN', 'shadow recall needs a calling agent; it reads that agent\'s own session')
+    const workspace = this.config.scope === 'workspace' ? agent.session.header.cwd : undefined
+    return new RecallResolver(this.capture.store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }) })
+  }
+
+  private searchTool() {
+    return defineTool({
+      name: SEARCH_TOOL,
+      description: 'Search this conversation\'s full history, including everything replaced by Shadow Context checkpoints (user and assistant messages, tool calls and outputs). Ranked full-text search over words, identifiers, paths and Chinese/Japanese/Korean text; returns shadow ids with snippets.',
+      parameters: {
+        query: { type: 'string', required: true, description: 'words, identifiers, paths, error text or a phrase' },
+        since: { type: 'string', description: 'only messages at or after this time: ISO 8601 or relative like "2h ago"' },
+        until: { type: 'string', description: 'only messages at or before this time: ISO 8601 or relative' },
+        role: { type: 'string', enum: ['user', 'assistant', 'tool', 'system'], description: 'only messages of this speaker' },
+        tool: { type: 'string', description: 'only outputs of (and calls to) this tool' },
+        checkpoint: { type: 'string', description: 'only messages this checkpoint replaced' },
+        limit: { type: 'integer', description: `hits to return, 1–${SEARCH_LIMIT_MAX} (default 8)` },
+      },
+      output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
+      execute: async (args, exec) => {
+        try {
+          const outcome = await this.resolver(exec).search(args as SearchArgs)
+          await this.record(exec, 'search', (args as SearchArgs).query, outcome.shadowIds, outcome.checkpointIds)
+          return outcome.text
+        } catch (error) {
+          return fail(error)
+        }
+      },
+    })
+  }
+
+  private readTool() {
+    return defineTool({
+      name: READ_TOOL,
+      description: 'Read the exact original messages of this conversation\'s history (tool outputs included), as a transcript with times and speakers: a checkpoint\'s span, a message with its neighbours, a seq range, or a time window. Long reads are paginated; pass the returned cursor to continue.',
+      parameters: {
+        checkpoint: { type: 'string', description: 'a checkpoint id from a pointer footer, e.g. "k7q2mz.c3"' },
+        id: { type: 'string', description: 'a shadow id, e.g. "k7q2mz.41"' },
+        before: { type: 'integer', description: 'with id: messages before it (0–20, default 2)' },
+        after: { type: 'integer', description: 'with id: messages after it (0–20, default 2)' },
+        from_seq: { type: 'integer', description: 'first seq of a range (with to_seq)' },
+        to_seq: { type: 'integer', description: 'last seq of a range (with from_seq)' },
+        since: { type: 'string', description: 'start of a time window: ISO 8601 or relative like "2h ago"' },
+        until: { type: 'string', description: 'end of a time window' },
+        budget: { type: 'integer', description: `tokens to return, ${READ_BUDGET_MIN}–${READ_BUDGET_MAX} (default 2000)` },
+        cursor: { type: 'string', description: 'continue a previous read' },
+      },
+      output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
+      execute: async (args, exec) => {
+        try {
+          const outcome = await this.resolver(exec).read(args as ReadArgs)
+          await this.record(exec, 'read', undefined, outcome.shadowIds, outcome.checkpointIds)
+          return outcome.text
+        } catch (error) {
+          return fail(error)
+        }
+      },
+    })
+  }
+
+  private async record(exec: ToolRunContext, kind: 'search' | 'read', query: unknown, shadowIds: string[], checkpointIds: string[]): Promise<void> {
+    const sessionId = exec.agent?.session.id
+    if (sessionId === undefined) return
+    try {
+      await this.capture.store.recordRecall({ sessionId, kind, time: Date.now(), query: typeof query === 'string' ? query : null, shadowIds, checkpointIds })
+    } catch (error) {
+      // The answer already reached the model; a lost recall record is only a gap in the timeline.
+      this.ctx.logger.warn(`Shadow Context: could not record a recall: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  private registerProactive(): void {
+    this.ctx.on('agent/pre-step', async (payload, next) => {
+      const decision = await next()
+      if (decision.kind !== 'enter' || payload.step !== 1 || payload.signal.aborted) return decision
+      const prompt = decision.messages.filter(message => message.source.kind === 'user').map(message => message.content.map(block => (block.type === 'text' ? block.text : '')).join(' ')).join('\n').trim()
+      if (prompt.length === 0) return decision
+      try {
+        const recall = await this.proactiveRecall(payload.agent.session, payload.turn, prompt)
+        return recall === undefined ? decision : { ...decision, messages: [recall, ...decision.messages] }
+      } catch (error) {
+        this.ctx.logger.warn(`Shadow Context: proactive recall skipped: ${error instanceof Error ? error.message : String(error)}`)
+        return decision
+      }
+    })
+  }
+
+  /** One bounded recall message for a strongly matching prompt, or nothing. */
+  private async proactiveRecall(session: Session, turn: number, prompt: string): Promise<UserMessage | undefined> {
+    const store = this.capture.store
+    if ((await store.session(session.id)) === undefined) return undefined
+    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES })
+    const recent = this.recent.get(session) ?? new Map<string, number>()
+    this.recent.set(session, recent)
+    const hit = result.hits.find(candidate => candidate.message.elidedBy !== null
+      && candidate.matched.length >= this.config.proactiveMinMatches
+      && (recent.get(candidate.message.shadowId) ?? Number.NEGATIVE_INFINITY) <= turn - this.config.proactiveWindowTurns)
+    if (hit === undefined) return undefined
+    const neighbours = await store.read({ sessionId: session.id }, { fromSeq: Math.max(0, hit.message.seq - 4), toSeq: hit.message.seq + 4, limit: 9 })
+    const page = renderTranscript(neighbours.length === 0 ? [hit.message] : neighbours, 0, 0, this.config.proactiveTokens)
+    const ids = neighbours.slice(0, page.nextIndex ?? neighbours.length).map(row => row.shadowId)
+    for (const id of ids) recent.set(id, turn)
+    await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: prompt.slice(0, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
+    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${page.nextIndex === null ? '' : `\n[more: shadow_read {"id":"${hit.message.shadowId}"}]`}`
+    const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: prompt.slice(0, 200) }
+    return createUserMessage({ content: [{ type: 'text', text }], source })
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * RecallResolver: answers the recall tools against the shadow store, for one session and the
+ * history it can see (its own rows, its fork parents' below each fork point, and — only when the
+ * config says so — the other sessions of its workspace). Validates every argument; a bad one is a
+ * typed RecallError and nothing is read or written.
+ */
+import {
+  isShadowStoreError,
+  MAX_QUERY_CHARS,
+  parseShadowId,
+  parseTimeRange,
+  type LineageSegment,
+  type ScopeOptions,
+  type ShadowMessage,
+  type ShadowRole,
+  type ShadowStoreApi,
+} from '@dsh-shadow/store'
+import { decodeCursor, encodeCursor, RecallError, renderSearch, renderTranscript } from './format.ts'
+
+export const SEARCH_TOOL = 'shadow_search'
+export const READ_TOOL = 'shadow_read'
+
+/**
+ * What search leaves out by default: checkpoint summaries and index rollups (they restate the
+ * originals), recall messages and the recall tools' own calls and results (copies), and system
+ * prompt snapshots. The originals stay findable; a read by id or checkpoint still shows all.
+ */
+export const SEARCH_EXCLUDES = {
+  excludeSourceKinds: ['plugin:compact', 'shadow-context', 'request/header'],
+  excludeToolNames: [SEARCH_TOOL, READ_TOOL],
+} as const
+
+export const SEARCH_LIMIT_MAX = 20
+export const READ_BUDGET_MIN = 200
+export const READ_BUDGET_MAX = 8_000
+const WINDOW_MAX = 20
+const SEQ_SPAN_MAX = 5_000
+const QUERY_MAX = Math.min(2_000, MAX_QUERY_CHARS)
+
+export interface SearchArgs {
+  readonly query?: unknown
+  readonly since?: unknown
+  readonly until?: unknown
+  readonly role?: unknown
+  readonly tool?: unknown
+  readonly checkpoint?: unknown
+  readonly limit?: unknown
+}
+
+export interface ReadArgs {
+  readonly checkpoint?: unknown
+  readonly id?: unknown
+  readonly before?: unknown
+  readonly after?: unknown
+  readonly from_seq?: unknown
+  readonly to_seq?: unknown
+  readonly since?: unknown
+  readonly until?: unknown
+  readonly budget?: unknown
+  readonly cursor?: unknown
+}
+
+export interface SearchOutcome {
+  readonly text: string
+  readonly shadowIds: string[]
+  readonly checkpointIds: string[]
+  readonly matched: number
+}
+
+export interface ReadOutcome {
+  readonly text: string
+  readonly shadowIds: string[]
+  readonly checkpointIds: string[]
+  readonly cursor: string | null
+}
+
+export interface RecallScope {
+  readonly sessionId: string
+  /** Widen search to the session's workspace (config `scope: workspace`). */
+  readonly workspace?: string
+}
+
+const ROLES = new Set<ShadowRole>(['user', 'assistant', 'tool', 'system'])
+
+function text(value: unknown, label: string, max: number): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw new RecallError('INVALID_INPUT', `${label} must be a string`)
+  if (value.includes('\u0000')) throw new RecallError('INVALID_INPUT', `${label} must not contain NUL`)
+  if (value.length > max) throw new RecallError('INVALID_INPUT', `${label} is longer than ${max} characters`)
+  return value
+}
+
+function integer(value: unknown, label: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new RecallError('INVALID_INPUT', `${label} must be an integer`)
+  if (value < min || value > max) throw new RecallError('INVALID_INPUT', `${label} must be between ${min} and ${max}`)
+  return value
+}
+
+function optionalInteger(value: unknown, label: string, min: number, max: number): number | undefined {
+  return value === undefined || value === null ? undefined : integer(value, label, min, max, 0)
+}
+
+/** Re-raise store failures as recall errors with the same meaning. */
+async function guarded<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    if (error instanceof RecallError) throw error
+    if (isShadowStoreError(error)) {
+      const code = error.code === 'INVALID_INPUT' || error.code === 'NOT_FOUND' || error.code === 'FORBIDDEN' ? error.code : 'UNAVAILABLE'
+      throw new RecallError(code, error.message)
+    }
+    throw new RecallError('UNAVAILABLE', `shadow store: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+export class RecallResolver {
+  readonly store: ShadowStoreApi
+  readonly scope: RecallScope
+  private readonly now: () => number
+
+  constructor(store: ShadowStoreApi, scope: RecallScope, now: () => number = Date.now) {
+    this.store = store
+    this.scope = scope
+    this.now = now
+  }
+
+  private get scopeOptions(): ScopeOptions {
+    return { sessionId: this.scope.sessionId, ...(this.scope.workspace === undefined ? {} : { workspace: this.scope.workspace }) }
+  }
+
+  private async segments(): Promise<LineageSegment[]> {
+    const segments = await this.store.scopeSegments(this.scopeOptions)
+    if (segments.length === 0) throw new RecallError('NOT_FOUND', 'this session has nothing in the shadow store yet')
+    return segments
+  }
+
+  /** A row the scope may see, or NOT_FOUND (never a hint that it exists elsewhere). */
+  private async visible(row: ShadowMessage | undefined, label: string): Promise<ShadowMessage> {
+    if (row !== undefined) {
+      const segments = await this.segments()
+      if (segments.some(segment => segment.sessionId === row.sessionId && row.seq < segment.belowSeq)) return row
+    }
+    throw new RecallError('NOT_FOUND', `no message ${label} in this session's history`)
+  }
+
+  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[] }> {
+    const checkpoint = await this.store.checkpoint(id)
+    const segments = await this.segments()
+    if (checkpoint === undefined || !segments.some(segment => segment.sessionId === checkpoint.sessionId)) {
+      throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
+    }
+    return { checkpointId: checkpoint.checkpointId, seqs: [...checkpoint.shadowedSeqs] }
+  }
+
+  async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
+    return guarded(async () => {
+      const query = text(args.query, 'query', QUERY_MAX)
+      if (query === undefined || query.trim().length === 0) throw new RecallError('INVALID_INPUT', 'query must be a non-empty string')
+      const range = (() => {
+        try {
+          return parseTimeRange(args.since, args.until, this.now())
+        } catch (error) {
+          throw new RecallError('INVALID_INPUT', error instanceof Error ? error.message : String(error))
+        }
+      })()
+      const role = text(args.role, 'role', 20)
+      if (role !== undefined && !ROLES.has(role as ShadowRole)) throw new RecallError('INVALID_INPUT', 'role must be user, assistant, tool or system')
+      const tool = text(args.tool, 'tool', 200)
+      const checkpoint = text(args.checkpoint, 'checkpoint', 200)
+      if (checkpoint !== undefined) await this.checkpointSeqs(checkpoint)
+      const limit = integer(args.limit, 'limit', 1, SEARCH_LIMIT_MAX, 8)
+      const result = await this.store.search(query, {
+        ...this.scopeOptions,
+        ...SEARCH_EXCLUDES,
+        limit,
+        ...range,
+        ...(role === undefined ? {} : { roles: [role as ShadowRole] }),
+        ...(tool === undefined ? {} : { toolName: tool }),
+        ...(checkpoint === undefined ? {} : { checkpointId: checkpoint }),
+      })
+      return {
+        text: renderSearch({ query, hits: result.hits, coverage: result.coverage, scope: this.scope.workspace === undefined ? scopeLabel : 'this workspace' }),
+        shadowIds: result.hits.map(hit => hit.message.shadowId),
+        checkpointIds: [...new Set(result.hits.flatMap(hit => (hit.message.elidedBy === null ? [] : [hit.message.elidedBy])))],
+        matched: result.coverage.matched,
+      }
+    })
+  }
+
+  async read(args: ReadArgs): Promise<ReadOutcome> {
+    return guarded(async () => {
+      const budget = integer(args.budget, 'budget', READ_BUDGET_MIN, READ_BUDGET_MAX, 2_000)
+      const cursorText = text(args.cursor, 'cursor', 4_000)
+      let selector: Record<string, string | number>
+      let index = 0
+      let offset = 0
+      if (cursorText !== undefined) {
+        const others = [args.checkpoint, args.id, args.from_seq, args.to_seq, args.since, args.until].filter(value => value !== undefined && value !== null)
+        if (others.length > 0) throw new RecallError('INVALID_INPUT', 'a cursor continues an earlier read; give it alone (with an optional budget)')
+        const cursor = decodeCursor(cursorText)
+        selector = cursor.selector
+        index = cursor.index
+        offset = cursor.offset
+      } else {
+        selector = this.selector(args)
+      }
+      const { messages, title } = await this.select(selector)
+      if (index > messages.length) throw new RecallError('INVALID_INPUT', 'cursor is past the end of this read')
+      const page = renderTranscript(messages, index, offset, budget)
+      const next = page.nextIndex === null ? null : encodeCursor({ selector, index: page.nextIndex, offset: page.nextOffset })
+      const last = page.nextIndex ?? messages.length
+      const span = messages.length === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, last + (page.nextOffset > 0 ? 1 : 0))} of ${messages.length}`
+      const lines = [`shadow_read ${title}: ${span} (budget ${budget} tokens)`]
+      if (page.text.length > 0) lines.push(page.text)
+      lines.push(next === null ? '[end]' : `More: shadow_read {"cursor":"${next}"}`)
+      const shown = messages.slice(index, last + (page.nextOffset > 0 ? 1 : 0))
+      return {
+        text: lines.join('\n'),
+        shadowIds: shown.map(message => message.shadowId),
+        checkpointIds: [...new Set(shown.flatMap(message => (message.elidedBy === null ? [] : [message.elidedBy])))],
+        cursor: next,
+      }
+    })
+  }
+
+  /** Exactly one way to say what to read. */
+  private selector(args: ReadArgs): Record<string, string | number> {
+    const checkpoint = text(args.checkpoint, 'checkpoint', 200)
+    const id = text(args.id, 'id', 64)
+    const fromSeq = optionalInteger(args.from_seq, 'from_seq', 0, Number.MAX_SAFE_INTEGER)
+    const toSeq = optionalInteger(args.to_seq, 'to_seq', 0, Number.MAX_SAFE_INTEGER)
+    const since = text(args.since, 'since', 100)
+    const until = text(args.until, 'until', 100)
+    const kinds = [checkpoint !== undefined, id !== undefined, fromSeq !== undefined || toSeq !== undefined, since !== undefined || until !== undefined].filter(Boolean).length
+    if (kinds !== 1) throw new RecallError('INVALID_INPUT', 'give exactly one of: checkpoint, id (with before/after), from_seq+to_seq, since/until, or cursor')
+    if (checkpoint !== undefined) return { kind: 'checkpoint', checkpoint }
+    if (id !== undefined) {
+      try {
+        parseShadowId(id)
+      } catch (error) {
+        throw new RecallError('INVALID_INPUT', error instanceof Error ? error.message : String(error))
+      }
+      return { kind: 'id', id, before: integer(args.before, 'before', 0, WINDOW_MAX, 2), after: integer(args.after, 'after', 0, WINDOW_MAX, 2) }
+    }
+    if (fromSeq !== undefined || toSeq !== undefined) {
+      if (fromSeq === undefined || toSeq === undefined) throw new RecallError('INVALID_INPUT', 'from_seq and to_seq go together')
+      if (fromSeq > toSeq) throw new RecallError('INVALID_INPUT', `seq range is inverted: ${fromSeq} > ${toSeq}`)
+      if (toSeq - fromSeq > SEQ_SPAN_MAX) throw new RecallError('INVALID_INPUT', `seq range is wider than ${SEQ_SPAN_MAX}`)
+      return { kind: 'seq', from: fromSeq, to: toSeq }
+    }
+    let range: { timeFrom?: number; timeTo?: number }
+    try {
+      range = parseTimeRange(since, until, this.now())
+    } catch (error) {
+      throw new RecallError('INVALID_INPUT', error instanceof Error ? error.message : String(error))
+    }
+    // Relative times resolve once, so a cursor keeps reading the same window.
+    return { kind: 'time', from: range.timeFrom ?? 0, to: range.timeTo ?? this.now() }
+  }
+
+  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string }> {
+    switch (selector['kind']) {
+      case 'checkpoint': {
+        const { checkpointId, seqs } = await this.checkpointSeqs(String(selector['checkpoint']))
+        const segments = await this.segments()
+        const messages: ShadowMessage[] = []
+        for (const seq of seqs) {
+          const row = await this.store.lookupInLineage(segments, seq)
+          if (row !== undefined) messages.push(row)
+        }
+        return { messages, title: `checkpoint ${checkpointId}` }
+      }
+      case 'id': {
+        const id = String(selector['id'])
+        const center = await this.visible(await this.store.message(id), id)
+        const before = Number(selector['before'])
+        const after = Number(selector['after'])
+        // Neighbours come from one history: this session's lineage, or the other session's own.
+        const own = (await this.store.lineage(this.scope.sessionId)).some(segment => segment.sessionId === center.sessionId)
+        const history = { sessionId: own ? this.scope.sessionId : center.sessionId }
+        const earlier = before === 0 || center.seq === 0 ? [] : await this.store.read(history, { toSeq: center.seq - 1, limit: before, descending: true })
+        const later = after === 0 ? [] : await this.store.read(history, { fromSeq: center.seq + 1, limit: after })
+        return { messages: [...earlier.toReversed(), center, ...later], title: `around ${id}` }
+      }
+      case 'seq': {
+        const messages = await this.store.read({ sessionId: this.scope.sessionId }, { fromSeq: Number(selector['from']), toSeq: Number(selector['to']), limit: SEQ_SPAN_MAX })
+        return { messages, title: `seqs ${selector['from']}–${selector['to']}` }
+      }
+      case 'time': {
+        const from = Number(selector['from'])
+        const to = Number(selector['to'])
+        const messages = await this.store.read({ sessionId: this.scope.sessionId }, { timeFrom: from, timeTo: to, limit: SEQ_SPAN_MAX })
+        return { messages, title: `${new Date(from).toISOString()} → ${new Date(to).toISOString()}` }
+      }
+      default:
+        throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+    }
+  }
+}
