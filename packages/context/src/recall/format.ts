@@ -121,8 +121,8 @@ export function decodeCursor(value: string): ReadCursor {
   const [selector, index, offset] = parsed as [unknown, unknown, unknown]
   if (typeof selector !== 'object' || selector === null || Array.isArray(selector)) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
   if (!Number.isSafeInteger(index) || (index as number) < 0 || !Number.isSafeInteger(offset) || (offset as number) < 0) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
-  for (const value of Object.values(selector)) {
-    if (typeof value !== 'string' && typeof value !== 'number') throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+  for (const field of Object.values(selector)) {
+    if (typeof field !== 'string' && typeof field !== 'number') throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
   }
   return { selector: selector as Record<string, string | number>, index: index as number, offset: offset as number }
 }
