@@ -1,24 +1,18 @@
-import { fileURLToPath } from 'node:url'
+import { defaultServerConditions } from 'vite'
 import { defineConfig } from 'vitest/config'
 
-const src = (path: string): string => fileURLToPath(new URL(`./packages/${path}`, import.meta.url))
-
 export default defineConfig({
-  resolve: {
-    // Tests run against package sources; the build (lib/) is exercised by the CLI and demo tests.
-    alias: [
-      { find: /^@dsh-shadow\/store$/, replacement: src('store/src/index.ts') },
-      { find: /^@dsh-shadow\/context$/, replacement: src('context/src/index.ts') },
-      { find: /^@dsh-shadow\/context\/(.*)$/, replacement: src('context/src/$1/index.ts') },
-      { find: /^@dsh-shadow\/testing$/, replacement: src('testing/src/index.ts') },
-      { find: /^@dsh-shadow\/cli$/, replacement: src('cli/src/index.ts') },
-    ],
-  },
+  // Tests run against package sources: every workspace package exports a "source" condition.
+  // The build (lib/) is exercised by the CLI and packaging tests.
+  resolve: { conditions: ['source', ...defaultServerConditions] },
+  ssr: { resolve: { conditions: ['source', ...defaultServerConditions] } },
   test: {
     include: ['packages/*/tests/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Node's own resolution (dsh's loader importing preset rows, worker threads) also picks sources.
+    execArgv: ['--conditions=source'],
     reporters: ['default'],
   },
 })

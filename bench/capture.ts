@@ -6,7 +6,7 @@
  * drift, GC and JIT warm-up hit both alike. The scripted model answers instantly, which makes the
  * harness's own work the whole turn: the harshest setting for an overhead ratio.
  */
-import { isCapturable, ShadowCapture } from '@dsh-shadow/context'
+import { isCapturable, ShadowCapture } from 'dsh-shadow-context'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
 import { median, percentile, printTable, result } from './report.ts'
 

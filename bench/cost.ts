@@ -10,7 +10,7 @@
  * Every request the provider accepted counts, including compaction-basic's summarizer calls;
  * requests the provider refused (context window exceeded) cost nothing and cache nothing.
  */
-import { isCapturable, ShadowCapture, ShadowCompactionEngine, type ShadowEngineConfig } from '@dsh-shadow/context'
+import { isCapturable, ShadowCapture, ShadowCompactionEngine, type ShadowEngineConfig } from 'dsh-shadow-context'
 import { codingSession, DshHarness, ScriptedModel, type ScriptedRequest } from '@dsh-shadow/testing'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { printTable, result } from './report.ts'

@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ShadowCapture } from '@dsh-shadow/context'
+import { ShadowCapture } from 'dsh-shadow-context'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
 
 const home = process.env['DSH_SHADOW_DEMO_HOME'] ?? mkdtempSync(join(tmpdir(), 'dsh-shadow-demo-'))

@@ -15,6 +15,10 @@ import * as AgentLoopInvariant from '@deepseek-ai/dsh-agent-loop/invariant'
 import { BasicCompactionEngine } from '@deepseek-ai/dsh-compaction-basic'
 import * as CompactionBasicInvariant from '@deepseek-ai/dsh-compaction-basic/invariant'
 import * as CompactionInvariant from '@deepseek-ai/dsh-compaction/invariant'
+import Loader, { Group } from '@deepseek-ai/cordis-plugin-loader'
+import Include from '@deepseek-ai/cordis-plugin-include'
+import AgentPresets from '@deepseek-ai/dsh-agent-presets'
+import * as AgentPresetsInvariant from '@deepseek-ai/dsh-agent-presets/invariant'
 import * as CommandCompact from '@deepseek-ai/dsh-command-compact'
 import CommandRuntime from '@deepseek-ai/dsh-commands'
 import * as CommandCompactInvariant from '@deepseek-ai/dsh-command-compact/invariant'
@@ -71,6 +75,11 @@ export interface DshHarnessOptions {
   readonly tools?: readonly ScriptedTool[]
   /** A system-prompt section, so requests carry a realistic system prompt. */
   readonly systemPrompt?: string
+  /**
+   * Mount dsh's agent presets (the web roster's mechanism) over these preset roots. Bare row names
+   * in a preset resolve from `baseUrl` (a file URL inside a package that can import them).
+   */
+  readonly presets?: { readonly roots: readonly string[]; readonly default: string; readonly baseUrl: string }
 }
 
 /** One line the composition logged (warnings and errors are what tests look at). */
@@ -163,6 +172,18 @@ export class DshHarness {
     ctx.systemPrompt.section({ name: 'scripted-role', order: 0, text: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT })
     for (const tool of options.tools ?? DEFAULT_TOOLS) ctx.tools.register(toToolDefinition(tool))
 
+    if (options.presets !== undefined) {
+      // What dsh's app boot provides to presets: a loader with the include and group builtins,
+      // and the host command registry /compact registers into.
+      const withBase = ctx as unknown as { baseUrl: string; loader: { builtins: Record<string, unknown> } }
+      withBase.baseUrl = options.presets.baseUrl
+      await mount(Loader)
+      withBase.loader.builtins['include'] = Include
+      withBase.loader.builtins['group'] = Group
+      await mount(CommandRuntime)
+      await mount(AgentPresets, { default: options.presets.default, roots: options.presets.roots.map(path => ({ path, trust: 'user' })), includeUserRoot: false })
+      if (invariants) await mount(AgentPresetsInvariant)
+    }
     const plugins = typeof options.plugins === 'function' ? options.plugins(home) : options.plugins ?? []
     for (const plugin of plugins) await mount(plugin.plugin, plugin.config)
     // The engine comes after our plugins: ours injects the capture service they provide.
@@ -184,25 +205,40 @@ export class DshHarness {
     return harness
   }
 
-  /** Create a new agent (and session) routed to the scripted model. */
-  async createAgent(options: { sessionId?: string; cwd?: string } = {}): Promise<Agent> {
+  /** Create a new agent (and session) routed to the scripted model, optionally joined to a preset. */
+  async createAgent(options: { sessionId?: string; cwd?: string; preset?: string } = {}): Promise<Agent> {
+    const preset = options.preset
     const handle = await this.ctx.agents.create({
       sessionId: SessionId(options.sessionId ?? `s-${Math.random().toString(36).slice(2, 10)}`),
-      meta: { cwd: options.cwd ?? this.home },
+      meta: { cwd: options.cwd ?? this.home, ...(preset === undefined ? {} : { agentPreset: preset }) },
       agentOptions: { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL },
+      ...(preset === undefined ? {} : { setup: async (agentCtx: unknown) => { await this.joinPreset(agentCtx, preset) } }),
     })
     this.handles.add(handle)
     return handle.agent
   }
 
   /** Resume a persisted session in this process (the session must not be live here). */
-  async resume(sessionId: string): Promise<Agent> {
+  async resume(sessionId: string, options: { preset?: string } = {}): Promise<Agent> {
+    const preset = options.preset
     const handle = await this.ctx.agents.resume({
       resumeSessionId: SessionId(sessionId),
       agentOptions: { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL },
+      ...(preset === undefined ? {} : { setup: async (agentCtx: unknown) => { await this.joinPreset(agentCtx, preset) } }),
     })
     this.handles.add(handle)
     return handle.agent
+  }
+
+  private async joinPreset(agentCtx: unknown, preset: string): Promise<void> {
+    const presets = (this.ctx as unknown as { agentPresets: { mount(ctx: unknown, id: string): Promise<unknown> } }).agentPresets
+    await presets.mount(agentCtx, preset)
+  }
+
+  /** A service as an agent sees it through its preset (its realm), e.g. `compaction`. */
+  presetService<T>(agent: Agent, name: string): T | undefined {
+    const presets = (this.ctx as unknown as { agentPresets: { serviceFor(agent: Agent, name: string): unknown } }).agentPresets
+    return presets.serviceFor(agent, name) as T | undefined
   }
 
   /** Send one user prompt as a new turn and wait until that turn has ended. */

@@ -158,6 +158,7 @@ export class ShadowCapture extends Service {
   readonly path: string
   readonly health: CaptureHealth = { captured: 0, batches: 0, failures: 0, pending: 0, lastFailure: null, rows: { written: 0, unchanged: 0, replaced: 0, removed: 0 } }
   private api: ShadowStoreApi | undefined
+  private readonly opening: Promise<ShadowStoreApi>
   private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
@@ -178,27 +179,40 @@ export class ShadowCapture extends Service {
       batchDelayMs: resolved.batchDelayMs ?? 200,
     }
     this.path = resolveStorePath(resolved.path, resolved.home)
-  }
-
-  async * [Service.init](): AsyncGenerator<() => Promise<void>> {
-    this.api = await acquireStore(this.path, this.config.worker, this.config.synchronous)
-    yield async () => {
+    // The service is provided at once and the store opens behind it: events queue meanwhile.
+    // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
+    this.opening = acquireStore(this.path, this.config.worker, this.config.synchronous).then(api => {
+      this.api = api
+      return api
+    })
+    this.opening.catch((error: unknown) => this.reportFailure(undefined, failureOf(error)))
+    ctx.on('session/created', session => this.track(session))
+    ctx.on('session/event', (session, event) => this.onEvent(session, event))
+    ctx.effect(() => async () => {
       this.stopped = true
       try {
         await this.flush()
       } catch {
         // shutdown must not fail on a store that already failed; the log stays the authority
       }
+      try {
+        await this.opening
+      } catch {
+        return // never opened: nothing to release
+      }
       await releaseStore(this.path)
-    }
-    this.ctx.on('session/created', session => this.track(session))
-    this.ctx.on('session/event', (session, event) => this.onEvent(session, event))
-    for (const session of this.ctx.sessions.list()) this.track(session)
+    }, 'shadow capture store')
+    for (const session of ctx.sessions.list()) this.track(session)
   }
 
-  /** The store this capture writes to (reads are safe from any caller). */
+  /** The store, once open (throws the open failure, typed, if it could not be opened). */
+  opened(): Promise<ShadowStoreApi> {
+    return this.opening
+  }
+
+  /** The store this capture writes to, when already open (reads are safe from any caller). */
   get store(): ShadowStoreApi {
-    if (this.api === undefined) throw new ShadowStoreError('UNAVAILABLE', 'shadow store is not open yet')
+    if (this.api === undefined) throw new ShadowStoreError('UNAVAILABLE', 'shadow store is not open (yet)')
     return this.api
   }
 
@@ -343,7 +357,7 @@ export class ShadowCapture extends Service {
     const batchWeight = this.retryWeight + weight
     if (batch.length === 0) return
     try {
-      this.count(await this.store.ingest(batch))
+      this.count(await (await this.opening).ingest(batch))
       this.retry = []
       this.retryWeight = 0
       this.health.batches += 1
@@ -396,19 +410,20 @@ export class ShadowCapture extends Service {
    */
   async confirm(session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
     await this.flush()
+    const store = await this.opening
     const events = session.events
     const entries = seqs.map(seq => {
       const event = events[seq]
       if (event === undefined || event.seq !== seq) throw new ShadowStoreError('INVALID_INPUT', `session ${session.id} has no event at seq ${seq}`)
       return { seq, hash: hashEventJson(JSON.stringify(event)) }
     })
-    const first = await this.store.confirm(session.id, entries)
+    const first = await store.confirm(session.id, entries)
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }
     const wanted = new Set([...first.missing, ...first.mismatched])
     const { captured } = captureLog(session.id, events)
     const repair = captured.filter(event => wanted.has(event.seq))
-    this.count(await this.store.ingest([{ op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
-    const second = await this.store.confirm(session.id, entries)
+    this.count(await store.ingest([{ op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
+    const second = await store.confirm(session.id, entries)
     return {
       ok: second.missing.length === 0 && second.mismatched.length === 0,
       missing: second.missing,

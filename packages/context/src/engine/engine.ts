@@ -297,9 +297,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
     try {
       return agent.runMaintenance(async agentSignal => {
         const operation = AbortSignal.any([agentSignal, signal])
-        const budget = await this.budget(agent, operation)
         const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
-        const region = selectRegion(nodes, { mode: 'manual', retainTokens: budget?.retainTokens ?? 0, minRegionTokens: 0, balancedAtEnd })
+        // The agent is idle: like dsh's own /compact, everything not yet checkpointed may go.
+        const region = selectRegion(nodes, { mode: 'manual', retainTokens: 0, minRegionTokens: 0, balancedAtEnd })
         if (region === null) return null
         try {
           const result = await this.commit(agent, { session: agent.session, region, nodes, kind: 'digest' }, {
@@ -367,9 +367,14 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const compactionId = CompactionId(this.nextId(session))
     const lifecycle = { compactionId, turn: owner, ...(options.sourceCommandId === undefined ? {} : { sourceCommandId: options.sourceCommandId }) }
     const surfaceBefore = session.surface.nodes.join(',')
+    // A digest or rollup is pure code: build it first, and skip a pass that would not shrink
+    // anything without writing a bracket. An llm summary is made inside the bracket (the lock).
+    const deterministic = prepared.kind === 'rollup' || this.config.summary === 'digest'
+    let built = deterministic ? await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal) : undefined
+    if (built !== undefined && this.checkpointTokens(built, compactionId, options.sourceCommandId) >= shadowedTokens) return null
     const startEvent = session.append('compaction/start', lifecycle)
     try {
-      const built = await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal)
+      built ??= await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal)
       const checkpointMessage = createUserMessage({ content: built.content, source: compactCheckpointSource(compactionId, options.sourceCommandId) })
       const checkpointTokens = this.ctx.tokenMeter.estimateMessage(checkpointMessage)
       if (checkpointTokens >= shadowedTokens) throw new CompactionRefused(`the checkpoint (${checkpointTokens} tokens) would not be smaller than what it replaces (${shadowedTokens})`)
@@ -440,6 +445,10 @@ export class ShadowCompactionEngine extends CompactionEngine {
       }
       throw error
     }
+  }
+
+  private checkpointTokens(built: Built, compactionId: CompactionId, sourceCommandId: CommandId | undefined): number {
+    return this.ctx.tokenMeter.estimateMessage(createUserMessage({ content: built.content, source: compactCheckpointSource(compactionId, sourceCommandId) }))
   }
 
   /** The checkpoint content: a digest (or an index rollup), or LLM prose; always the code footer. */

@@ -93,11 +93,17 @@ export class ShadowRecall {
     return this.ctx.shadowCapture
   }
 
-  private resolver(exec: ToolRunContext): RecallResolver {
+  private async resolver(exec: ToolRunContext): Promise<RecallResolver> {
     const agent = exec.agent
     if (agent === undefined) throw new RecallError('FORBIDDEN', 'shadow recall needs a calling agent; it reads that agent\'s own session')
     const workspace = this.config.scope === 'workspace' ? agent.session.header.cwd : undefined
-    return new RecallResolver(this.capture.store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }) })
+    let store
+    try {
+      store = await this.capture.opened()
+    } catch (error) {
+      throw new RecallError('UNAVAILABLE', `the shadow store is unavailable: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }) })
   }
 
   private searchTool() {
@@ -116,7 +122,7 @@ export class ShadowRecall {
       output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
       execute: async (args, exec) => {
         try {
-          const outcome = await this.resolver(exec).search(args as SearchArgs)
+          const outcome = await (await this.resolver(exec)).search(args as SearchArgs)
           await this.record(exec, 'search', (args as SearchArgs).query, outcome.shadowIds, outcome.checkpointIds)
           return outcome.text
         } catch (error) {
@@ -145,7 +151,7 @@ export class ShadowRecall {
       output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
       execute: async (args, exec) => {
         try {
-          const outcome = await this.resolver(exec).read(args as ReadArgs)
+          const outcome = await (await this.resolver(exec)).read(args as ReadArgs)
           await this.record(exec, 'read', undefined, outcome.shadowIds, outcome.checkpointIds)
           return outcome.text
         } catch (error) {
@@ -159,7 +165,7 @@ export class ShadowRecall {
     const sessionId = exec.agent?.session.id
     if (sessionId === undefined) return
     try {
-      await this.capture.store.recordRecall({ sessionId, kind, time: Date.now(), query: typeof query === 'string' ? query : null, shadowIds, checkpointIds })
+      await (await this.capture.opened()).recordRecall({ sessionId, kind, time: Date.now(), query: typeof query === 'string' ? query : null, shadowIds, checkpointIds })
     } catch (error) {
       // The answer already reached the model; a lost recall record is only a gap in the timeline.
       this.ctx.logger.warn(`Shadow Context: could not record a recall: ${error instanceof Error ? error.message : String(error)}`)
@@ -184,7 +190,7 @@ export class ShadowRecall {
 
   /** One bounded recall message for a strongly matching prompt, or nothing. */
   private async proactiveRecall(session: Session, turn: number, prompt: string): Promise<UserMessage | undefined> {
-    const store = this.capture.store
+    const store = await this.capture.opened()
     if ((await store.session(session.id)) === undefined) return undefined
     const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES })
     const recent = this.recent.get(session) ?? new Map<string, number>()

@@ -1,0 +1,69 @@
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
+import { describe, expect, it } from 'vitest'
+import type { ShadowCapture, ShadowCompactionEngine } from '../src/index.ts'
+import { cleanupAfterEach, modelVisible, shadowHarness } from './support.ts'
+import { DshHarness } from '@dsh-shadow/testing'
+
+const { harnesses } = cleanupAfterEach('shadow-preset-')
+const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))
+const fixturePresets = fileURLToPath(new URL('./fixtures/presets', import.meta.url))
+const baseUrl = pathToFileURL(fileURLToPath(new URL('../package.json', import.meta.url))).href
+
+describe('the shadow-context agent preset (web roster)', () => {
+  it('runs Shadow Context for the agents that join it, and only for them', async () => {
+    const scenario = codingSession({ turns: 40, seed: 12 })
+    const harness = await DshHarness.create({
+      tools: scenario.tools(),
+      model: new ScriptedModel({ contextWindow: 16_000 }),
+      presets: { roots: [presetsRoot, fixturePresets], default: 'shadow-context', baseUrl },
+    })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'with-preset', preset: 'shadow-context' })
+    // the engine is the preset's, in the preset's realm; the host has no compaction service
+    expect(harness.ctx.get('compaction')).toBeUndefined()
+    const engine = harness.presetService<ShadowCompactionEngine>(agent, 'compaction')
+    expect(engine?.constructor.name).toBe('ShadowCompactionEngine')
+    const capture = harness.presetService<ShadowCapture>(agent, 'shadowCapture')!
+    expect(capture.path.startsWith(harness.home) || capture.path.includes('shadow-context')).toBe(true)
+
+    await harness.play(agent, scenario.turns, (_index, end) => expect(end.data.reason.kind).toBe('completed'))
+    const summaries = agent.session.events.filter(event => event.type === 'compaction/summary')
+    expect(summaries.length).toBeGreaterThan(0)
+    expect(summaries.every(event => event.type === 'compaction/summary' && event.data.provider === 'shadow-context')).toBe(true)
+    const requests = harness.model.conversationRequests()
+    expect(requests.at(-1)!.options.tools?.some(tool => tool.name === 'shadow_search')).toBe(true)
+    expect(requests.at(-1)!.options.system).toContain('Shadow Context')
+
+    // dsh's /compact, mounted by the same row, drives this engine
+    const commands = (harness.ctx as unknown as { commands: { execute(agent: unknown, name: string, args: string[], signal: AbortSignal): Promise<{ result?: { kind: string } }> } }).commands
+    harness.model.enqueue({ kind: 'text', text: 'one more' })
+    await harness.send(agent, 'one more turn so there is history to compact')
+    const before = agent.session.surface.replaceGeneration
+    const outcome = await commands.execute(agent, '/compact', [], new AbortController().signal)
+    expect(JSON.stringify(outcome)).toContain('success')
+    expect(agent.session.surface.replaceGeneration).toBeGreaterThan(before)
+
+    await capture.flush()
+    const store = await capture.opened()
+    expect(await store.count({ sessionId: 'with-preset' })).toBe(modelVisible(agent.session).length)
+
+    // an agent on another preset is not captured and gets no recall tools or prompt
+    const plain = await harness.createAgent({ sessionId: 'other-preset', preset: 'plain' })
+    harness.model.enqueue({ kind: 'text', text: 'plain answer' })
+    const end = await harness.send(plain, 'hello from another preset')
+    expect(end.data.reason.kind).toBe('completed')
+    await capture.flush()
+    expect(await store.session('other-preset')).toBeUndefined()
+    const last = harness.model.conversationRequests().at(-1)!.options
+    expect(last.tools?.some(tool => tool.name === 'shadow_search') ?? false).toBe(false)
+    expect(last.system ?? '').not.toContain('Shadow Context')
+    expect(harness.problems()).toEqual([])
+  })
+
+  it('composes at host level too (the headless layout), with the same rows', async () => {
+    const harness = await shadowHarness({ model: new ScriptedModel({ contextWindow: 16_000 }) })
+    harnesses.push(harness)
+    expect(harness.ctx.shadowCapture.constructor.name).toBe('ShadowCapture')
+  })
+})

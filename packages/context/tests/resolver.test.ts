@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { checkpointId, sessionTag, ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { decodeCursor, RecallError, RecallResolver } from '../src/index.ts'
+
+let dir: string
+let store: ShadowStore
+const T0 = Date.UTC(2026, 10, 30, 8, 0, 0)
+
+function row(sessionId: string, seq: number, text: string, extra: Partial<ShadowMessageInput> = {}): ShadowMessageInput {
+  return {
+    sessionId, seq, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: Math.floor(seq / 10), step: 1, toolName: null, callId: null,
+    time: T0 + seq * 60_000, eventJson: JSON.stringify({ seq, text }), text, tokens: Math.ceil(text.length / 4), ...extra,
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'shadow-resolver-'))
+  store = await ShadowStore.open(join(dir, 'shadow.db'))
+  await store.registerSession({ sessionId: 'main', workspace: '/repo' })
+  const rows: ShadowMessageInput[] = []
+  for (let seq = 1; seq <= 60; seq += 1) rows.push(row('main', seq, `message ${seq} about topic ${seq % 7}`))
+  rows.push(row('main', 61, 'We decided to move the staging database to port 5433.'))
+  rows.push(row('main', 62, `big tool output ${'x'.repeat(30_000)} tail-marker`, { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' }))
+  rows.push(row('main', 63, '缓存过期时间统一改成九十秒'))
+  await store.append(rows)
+  await store.recordCheckpoint({ checkpointId: checkpointId(sessionTag('main'), 1), sessionId: 'main', engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2, 3, 4, 5], createdAt: T0 })
+  await store.registerSession({ sessionId: 'other', workspace: '/repo' })
+  await store.append([row('other', 1, 'secret of the other session: port 9999')])
+  await store.registerSession({ sessionId: 'child', parentSessionId: 'main', forkSeq: 30, workspace: '/repo' })
+  await store.append([row('child', 31, 'child own message about topic 3')])
+})
+
+afterAll(async () => {
+  await store.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const resolver = (sessionId = 'main', workspace?: string): RecallResolver =>
+  new RecallResolver(store, { sessionId, ...(workspace === undefined ? {} : { workspace }) }, () => T0 + 100 * 60_000)
+
+async function failure(run: () => Promise<unknown>): Promise<RecallError> {
+  const outcome = await run().then(() => undefined, (error: unknown) => error)
+  expect(outcome).toBeInstanceOf(RecallError)
+  return outcome as RecallError
+}
+
+describe('RecallResolver', () => {
+  it('searches and points at the hit', async () => {
+    const result = await resolver().search({ query: 'staging port' })
+    expect(result.shadowIds[0]).toBe(`${sessionTag('main')}.61`)
+    expect(result.text).toContain('**staging**')
+    expect(result.text).toContain(`shadow_read {"id":"${sessionTag('main')}.61"`)
+  })
+
+  it('filters by time, absolute and relative', async () => {
+    const all = await resolver().search({ query: 'message topic', limit: 20 })
+    expect(all.shadowIds.length).toBe(20)
+    const recent = await resolver().search({ query: 'message topic', since: '45m ago', limit: 20 })
+    const seqs = recent.shadowIds.map(id => Number(id.split('.')[1]))
+    expect(seqs.every(seq => seq >= 55)).toBe(true)
+    const window = await resolver().search({ query: 'message topic', since: new Date(T0 + 10 * 60_000).toISOString(), until: new Date(T0 + 12 * 60_000).toISOString() })
+    expect(window.shadowIds.map(id => Number(id.split('.')[1])).toSorted((a, b) => a - b)).toEqual([10, 11, 12])
+  })
+
+  it('reads a checkpoint, a window around an id, a seq range and a time range', async () => {
+    const tag = sessionTag('main')
+    const checkpoint = await resolver().read({ checkpoint: `${tag}.c1` })
+    expect(checkpoint.shadowIds).toEqual([1, 2, 3, 4, 5].map(seq => `${tag}.${seq}`))
+    expect(checkpoint.text).toContain('message 3 about topic 3')
+    const around = await resolver().read({ id: `${tag}.20`, before: 2, after: 1 })
+    expect(around.shadowIds).toEqual([18, 19, 20, 21].map(seq => `${tag}.${seq}`))
+    const range = await resolver().read({ from_seq: 10, to_seq: 12 })
+    expect(range.shadowIds).toEqual([10, 11, 12].map(seq => `${tag}.${seq}`))
+    const time = await resolver().read({ since: new Date(T0 + 40 * 60_000).toISOString(), until: new Date(T0 + 41 * 60_000).toISOString() })
+    expect(time.shadowIds).toEqual([`${tag}.40`, `${tag}.41`])
+    expect(time.cursor).toBeNull()
+  })
+
+  it('paginates under a token budget and continues inside a large message', async () => {
+    const first = await resolver().read({ from_seq: 60, to_seq: 63, budget: 500 })
+    expect(first.cursor).not.toBeNull()
+    let text = first.text
+    let cursor = first.cursor
+    let pages = 1
+    while (cursor !== null && pages < 50) {
+      const next = await resolver().read({ cursor, budget: 4_000 })
+      text += next.text
+      cursor = next.cursor
+      pages += 1
+    }
+    expect(cursor).toBeNull()
+    expect(pages).toBeGreaterThan(2)
+    expect(text).toContain('tail-marker')
+    expect(text).toContain('缓存过期时间统一改成九十秒')
+    expect(() => decodeCursor(first.cursor!)).not.toThrow()
+  })
+
+  it('keeps sessions apart: another session is not found, a fork sees its parent below the fork point only', async () => {
+    const other = await resolver('main').search({ query: 'secret 9999' })
+    expect(other.shadowIds).toEqual([])
+    expect((await failure(() => resolver('main').read({ id: `${sessionTag('other')}.1` }))).code).toBe('NOT_FOUND')
+    const child = await resolver('child').search({ query: 'staging port' })
+    expect(child.shadowIds).toEqual([]) // seq 61 is after the fork point
+    const inherited = await resolver('child').read({ id: `${sessionTag('main')}.20`, before: 0, after: 0 })
+    expect(inherited.shadowIds).toEqual([`${sessionTag('main')}.20`])
+    expect((await failure(() => resolver('child').read({ id: `${sessionTag('main')}.61` }))).code).toBe('NOT_FOUND')
+    // the workspace scope widens search, never by default
+    const widened = await resolver('main', '/repo').search({ query: 'secret 9999' })
+    expect(widened.shadowIds).toEqual([`${sessionTag('other')}.1`])
+  })
+
+  it('gives every bad input a typed error and changes nothing', async () => {
+    const before = await store.stats()
+    const tag = sessionTag('main')
+    const cases: Array<() => Promise<unknown>> = [
+      () => resolver().search({}),
+      () => resolver().search({ query: '' }),
+      () => resolver().search({ query: '   ' }),
+      () => resolver().search({ query: 'x'.repeat(100_000) }),
+      () => resolver().search({ query: 'a\u0000b' }),
+      () => resolver().search({ query: 42 }),
+      () => resolver().search({ query: 'x', since: 'yesterday-ish' }),
+      () => resolver().search({ query: 'x', since: '1h ago', until: '3h ago' }),
+      () => resolver().search({ query: 'x', role: 'robot' }),
+      () => resolver().search({ query: 'x', limit: 0 }),
+      () => resolver().search({ query: 'x', limit: 1.5 }),
+      () => resolver().search({ query: 'x', checkpoint: 'nope.c1' }),
+      () => resolver().read({}),
+      () => resolver().read({ checkpoint: `${tag}.c1`, id: `${tag}.1` }),
+      () => resolver().read({ id: 'not-an-id' }),
+      () => resolver().read({ id: `${tag}.999` }),
+      () => resolver().read({ id: `${tag}.1`, before: -1 }),
+      () => resolver().read({ from_seq: 9, to_seq: 3 }),
+      () => resolver().read({ from_seq: 3 }),
+      () => resolver().read({ from_seq: 0, to_seq: 1_000_000 }),
+      () => resolver().read({ since: '2h ago', until: '1d ago' }),
+      () => resolver().read({ checkpoint: 'zzzzzz.c9' }),
+      () => resolver().read({ cursor: 'garbage' }),
+      () => resolver().read({ cursor: Buffer.from('[{"kind":"seq"},-1,0]').toString('base64url') }),
+      () => resolver().read({ cursor: 'abc', id: `${tag}.1` }),
+      () => resolver().read({ budget: 10, checkpoint: `${tag}.c1` }),
+      () => resolver('nobody').search({ query: 'x' }),
+    ]
+    for (const run of cases) {
+      const error = await failure(run)
+      expect(['INVALID_INPUT', 'NOT_FOUND', 'FORBIDDEN']).toContain(error.code)
+    }
+    expect(await store.stats()).toEqual(before)
+  })
+
+  it('survives 10 000 generated payloads with typed errors or valid results only', async () => {
+    const before = await store.stats()
+    const tag = sessionTag('main')
+    const junk = fc.oneof(
+      fc.string(), fc.string({ unit: 'binary', maxLength: 60 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null),
+      fc.constantFrom('NEAR(a b)', '"', '*', '\u0000', 'body:x', '-', '()'), fc.string({ maxLength: 5 }).map(text => text.repeat(20_000)),
+      fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }),
+    )
+    /** Mostly well-formed values, sometimes junk: the fuzz must reach deep paths as well as validation. */
+    const usually = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: junk, weight: 1 })
+    const words = fc.array(fc.constantFrom('staging', 'port', 'topic', 'message', '5433', 'database', '缓存', '过期时间', 'tail-marker', 'x'), { minLength: 1, maxLength: 4 }).map(list => list.join(' '))
+    const query = usually(fc.oneof(words, fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom('NEAR(port', '"staging', 'port OR', '*', 'a AND NOT b', 'scope:x')))
+    const time = usually(fc.oneof(fc.constantFrom('2h ago', '30m ago', '1d ago', 'now'), fc.integer({ min: 0, max: 200 }).map(minute => new Date(T0 + minute * 60_000).toISOString())))
+    const id = usually(fc.integer({ min: 0, max: 80 }).map(seq => `${tag}.${seq}`))
+    const small = usually(fc.integer({ min: 0, max: 25 }))
+    const optional = { requiredKeys: [] as [] }
+    const searchArgs = fc.record({
+      query,
+      since: time, until: time, role: usually(fc.constantFrom('user', 'assistant', 'tool', 'system')), tool: usually(fc.constantFrom('shell', 'read_file')),
+      checkpoint: usually(fc.constantFrom(`${tag}.c1`, `${tag}.c2`)), limit: usually(fc.integer({ min: 1, max: 20 })),
+    }, { requiredKeys: ['query'] })
+    const readArgs = fc.oneof(
+      fc.record({ checkpoint: usually(fc.constantFrom(`${tag}.c1`, 'zzzzzz.c1')), budget: usually(fc.integer({ min: 200, max: 8_000 })) }, { requiredKeys: ['checkpoint'] }),
+      fc.record({ id, before: small, after: small, budget: usually(fc.integer({ min: 200, max: 8_000 })) }, { requiredKeys: ['id'] }),
+      fc.record({ from_seq: usually(fc.integer({ min: 0, max: 70 })), to_seq: usually(fc.integer({ min: 0, max: 90 })) }, optional),
+      fc.record({ since: time, until: time, budget: usually(fc.integer({ min: 200, max: 8_000 })) }, optional),
+      fc.record({ cursor: usually(fc.tuple(fc.constantFrom({ kind: 'seq', from: 1, to: 60 }, { kind: 'checkpoint', checkpoint: `${tag}.c1` }), fc.nat(70), fc.nat(40_000)).map(([selector, index, offset]) => Buffer.from(JSON.stringify([selector, index, offset])).toString('base64url'))) }, { requiredKeys: ['cursor'] }),
+      fc.record({ checkpoint: junk, id: junk, before: junk, after: junk, from_seq: junk, to_seq: junk, since: junk, until: junk, budget: junk, cursor: junk }, optional),
+    )
+    let valid = 0
+    let typed = 0
+    await fc.assert(fc.asyncProperty(fc.boolean(), searchArgs, readArgs, async (search, sArgs, rArgs) => {
+      try {
+        const outcome = search ? await resolver().search(sArgs) : await resolver().read(rArgs)
+        expect(typeof outcome.text).toBe('string')
+        valid += 1
+      } catch (error) {
+        if (!(error instanceof RecallError)) throw error
+        typed += 1
+      }
+    }), { numRuns: 10_000, seed: 20261130 })
+    expect(valid + typed).toBe(10_000)
+    console.log(`fuzz: ${valid} valid results, ${typed} typed errors`)
+    expect(valid).toBeGreaterThan(500)
+    expect(await store.stats()).toEqual(before)
+  })
+})
