@@ -8,6 +8,9 @@
  * request, behind a per-session breaker.
  */
 import type { Context } from '@deepseek-ai/cordis'
+// Type-only imports that bring the services and events this engine uses into `Context`.
+import type {} from '@deepseek-ai/dsh-agent'
+import type {} from '@deepseek-ai/dsh-token-meter'
 import {
   CompactionEngine,
   CompactionId,
