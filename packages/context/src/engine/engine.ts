@@ -1,3 +1,5 @@
+/// <reference types="@deepseek-ai/dsh-agent" />
+/// <reference types="@deepseek-ai/dsh-token-meter" />
 /**
  * ShadowCompactionEngine: dsh's `compaction` seam, lossless. A pass replaces the oldest
  * not-yet-compacted run of the surface (after every earlier checkpoint, before a retained tail)
@@ -8,9 +10,6 @@
  * request, behind a per-session breaker.
  */
 import type { Context } from '@deepseek-ai/cordis'
-// Type-only imports that bring the services and events this engine uses into `Context`.
-import type {} from '@deepseek-ai/dsh-agent'
-import type {} from '@deepseek-ai/dsh-token-meter'
 import {
   CompactionEngine,
   CompactionId,
