@@ -1,0 +1,70 @@
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
+import { describe, expect, it } from 'vitest'
+import { applyEvent, initState, PROJECTION_KEY, SEARCH_TOOL, ShadowContextViewSchema, ShadowProjection, type ShadowContextView } from '../src/index.ts'
+import { cleanupAfterEach } from './support.ts'
+
+const { harnesses } = cleanupAfterEach('shadow-projection-')
+
+describe('shadowContext projection unit', () => {
+  it('keeps the same state for events it does not care about', () => {
+    const state = initState()
+    const chunk = { type: 'assistant/chunk', seq: 3, time: 1, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } } } as unknown as SessionEvent
+    expect(applyEvent(state, chunk)).toBe(state)
+    const stepStart = { type: 'step/start', seq: 4, time: 1, data: { turn: 1, step: 1 } } as unknown as SessionEvent
+    expect(applyEvent(state, stepStart)).toBe(state)
+  })
+
+  it('turns a committed checkpoint into a view with its seq and time range', () => {
+    let state = initState()
+    const events = [
+      { type: 'turn/start', seq: 0, time: 10, data: { turn: 7 } },
+      { type: 'compaction/summary', seq: 1, time: 20, data: { compactionId: 'k7q2mz.c1', summary: [], shadowedRange: { start: 4, end: 30 }, shadowedSeqs: [4, 9, 30], shadowedTokenCount: 900, provider: 'shadow-context', model: 'digest-v1' } },
+      { type: 'user/message', seq: 2, time: 30, surfaceOp: { op: 'replace', start: 4, end: 30 }, data: { role: 'user', id: 'm', source: { kind: 'plugin', plugin: 'compact', compactionId: 'k7q2mz.c1' }, content: [{ type: 'text', text: '[shadow k7q2mz.c1] 3 messages · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC' }] } },
+      { type: 'compaction/end', seq: 3, time: 40, data: { compactionId: 'k7q2mz.c1', turn: 7 } },
+    ] as unknown as SessionEvent[]
+    for (const event of events) state = applyEvent(state, event)
+    const view = ShadowContextViewSchema.parse({ ...state })
+    expect(view.active).toBe(true)
+    expect(view.shadowed).toBe(3)
+    expect(view.checkpoints).toEqual([{
+      id: 'k7q2mz.c1', kind: 'digest', engine: 'shadow-context', seq: 2, time: 30, seqFrom: 4, seqTo: 30,
+      timeFrom: Date.UTC(2026, 10, 30, 9, 12, 5), timeTo: Date.UTC(2026, 10, 30, 9, 41, 50), messages: 3, shadowedTokens: 900, turn: 7,
+    }])
+  })
+})
+
+describe('shadowContext projection on real dsh', () => {
+  it('says per session whether Shadow Context runs there, with checkpoints and recalls', async () => {
+    const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))
+    const fixtures = fileURLToPath(new URL('./fixtures/presets', import.meta.url))
+    const scenario = codingSession({ turns: 40, seed: 6 })
+    const harness = await DshHarness.create({
+      tools: scenario.tools(),
+      model: new ScriptedModel({ contextWindow: 16_000 }),
+      presets: { roots: [presetsRoot, fixtures], default: 'shadow-context', baseUrl: pathToFileURL(fileURLToPath(new URL('../package.json', import.meta.url))).href },
+      plugins: [{ plugin: ShadowProjection }],
+    })
+    harnesses.push(harness)
+    const shadow = await harness.createAgent({ sessionId: 'shadow-session', preset: 'shadow-context' })
+    const plain = await harness.createAgent({ sessionId: 'plain-session', preset: 'plain' })
+    await harness.play(shadow, scenario.turns)
+    await harness.play(plain, scenario.turns.slice(0, 5).map(turn => ({ ...turn, steps: [{ kind: 'text', text: 'plain answer' }] })))
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: 'staging database port' } }] }, { kind: 'text', text: 'found it' })
+    await harness.send(shadow, 'Which port did we pick for staging?')
+
+    const registry = harness.ctx.sessionProjections
+    const shadowValue = registry.snapshot(shadow.session).values[PROJECTION_KEY] as ShadowContextView
+    const plainValue = registry.snapshot(plain.session).values[PROJECTION_KEY] as ShadowContextView
+    // the key is there for both (process-wide); the value tells them apart
+    expect(plainValue).toMatchObject({ active: false, checkpointCount: 0, recallCount: 0, shadowed: 0, lastFailure: null })
+    expect(shadowValue.active).toBe(true)
+    expect(shadowValue.checkpointCount).toBeGreaterThan(0)
+    expect(shadowValue.checkpoints.every(checkpoint => checkpoint.timeFrom !== null && checkpoint.seqFrom <= checkpoint.seqTo)).toBe(true)
+    expect(shadowValue.recalls.at(-1)).toMatchObject({ kind: 'search', query: 'staging database port', ok: true })
+    expect(shadowValue.recalls.at(-1)!.ids.length).toBeGreaterThan(0)
+    expect(shadowValue.captured).toBe(shadow.session.events.filter(event => ['user/message', 'assistant/message', 'tool/result'].includes(event.type)).length)
+    console.log(`projection snapshots, side by side:\n${JSON.stringify({ 'shadow-session': { ...shadowValue, checkpoints: shadowValue.checkpoints.slice(-2) }, 'plain-session': plainValue }, null, 2)}`)
+  })
+})
