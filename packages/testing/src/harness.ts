@@ -123,6 +123,8 @@ export class DshHarness {
   readonly logs: LogLine[] = []
   private readonly ownsHome: boolean
   private readonly handles = new Set<AgentHandle>()
+  /** Every plugin fiber this harness mounted, in mount order (disposed in reverse). */
+  private readonly fibers: Array<{ dispose(): Promise<void> }> = []
   private disposed = false
 
   private constructor(ctx: Context, home: string, ownsHome: boolean, model: ScriptedModel) {
@@ -149,7 +151,9 @@ export class DshHarness {
     })
     const invariants = options.invariants ?? true
     const mount = async (plugin: unknown, config?: unknown): Promise<void> => {
-      await (ctx.plugin as (plugin: unknown, config?: unknown) => PromiseLike<unknown>)(plugin, config)
+      const fiber = (ctx.plugin as (plugin: unknown, config?: unknown) => PromiseLike<unknown> & { dispose(): Promise<void> })(plugin, config)
+      harness.fibers.push(fiber)
+      await fiber
     }
     if (invariants) await mount(InvariantRegistry)
     await mount(LlmRuntime)
@@ -298,7 +302,14 @@ export class DshHarness {
       await handle.dispose()
     }
     this.handles.clear()
-    await (this.ctx as unknown as { registry: { dispose?: () => Promise<void> } }).registry?.dispose?.()
+    // Unmount in reverse order, so every plugin's disposers run (capture flushes its last batch).
+    for (const fiber of this.fibers.splice(0).toReversed()) {
+      try {
+        await fiber.dispose()
+      } catch (error) {
+        this.logs.push({ level: 'error', name: 'harness', text: `dispose: ${error instanceof Error ? error.message : String(error)}` })
+      }
+    }
     if (this.ownsHome && options.keepHome !== true) rmSync(this.home, { recursive: true, force: true })
   }
 }

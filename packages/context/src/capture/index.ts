@@ -1,2 +1,3 @@
+export * from './checkpoints.ts'
 export * from './cursor.ts'
 export * from './service.ts'

@@ -13,7 +13,6 @@
  * - Checkpoints of any engine are recorded from `compaction/summary` + the replacing message.
  */
 import { Service, type Context } from '@deepseek-ai/cordis'
-import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import z from '@deepseek-ai/schemastery'
 import {
@@ -28,10 +27,9 @@ import {
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
 import { resolveStorePath } from '../store-path.ts'
+import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
 
-/** The provider name Shadow Context writes on its own `compaction/summary` events. */
-export const SHADOW_ENGINE = 'shadow-context'
 
 export interface ShadowCaptureConfig {
   /** dsh home; default `$DSH_HOME`, then `~/.dsh`. */
@@ -102,13 +100,6 @@ type QueueItem =
   | { readonly kind: 'event'; readonly session: Session; readonly event: SessionEvent; readonly turn: number | null; readonly step: number | null; readonly toolName: string | null }
   | { readonly kind: 'op'; readonly op: IngestOp; readonly weight: number }
 
-interface PendingSummary {
-  readonly compactionId: string
-  readonly summarySeq: number
-  readonly shadowedSeqs: readonly number[]
-  readonly shadowedTokenCount: number
-  readonly engine: string
-}
 
 interface SessionState {
   readonly cursor: CaptureCursor
@@ -271,35 +262,9 @@ export class ShadowCapture extends Service {
 
   /** Follow compaction/summary → replacing checkpoint message, for any engine. */
   private checkpointStep(session: Session, event: SessionEvent, summary: PendingSummary | undefined): PendingSummary | undefined {
-    if (event.type === 'compaction/summary') {
-      return {
-        compactionId: event.data.compactionId,
-        summarySeq: event.seq,
-        shadowedSeqs: event.data.shadowedSeqs,
-        shadowedTokenCount: event.data.shadowedTokenCount,
-        engine: event.data.provider === SHADOW_ENGINE ? SHADOW_ENGINE : 'other',
-      }
-    }
-    if (summary === undefined) return undefined
-    if (event.type === 'user/message' && typeof event.surfaceOp === 'object' && isCompactCheckpointSource(event.data.source)) {
-      this.enqueue({
-        op: 'checkpoint',
-        elide: true,
-        checkpoint: {
-          checkpointId: summary.compactionId,
-          sessionId: session.id,
-          engine: summary.engine,
-          status: 'committed',
-          summarySeq: summary.summarySeq,
-          replaceSeq: event.seq,
-          shadowedSeqs: summary.shadowedSeqs,
-          shadowedTokens: summary.shadowedTokenCount,
-          createdAt: event.time,
-        },
-      }, 1)
-      return undefined
-    }
-    return event.type === 'compaction/end' ? undefined : summary
+    const step = stepCheckpoint(session.id, event, summary)
+    if (step.checkpoint !== undefined) this.enqueue({ op: 'checkpoint', elide: true, checkpoint: step.checkpoint }, 1)
+    return step.summary
   }
 
   /** Record an engine's details of a checkpoint (footer, trigger, sizes), after its events. */

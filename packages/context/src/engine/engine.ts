@@ -28,7 +28,7 @@ import { BlockAssembler, CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorC
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { checkpointId as makeCheckpointId, sessionTag } from '@dsh-shadow/store'
 import { newCursor, advance } from '../capture/cursor.ts'
-import { SHADOW_ENGINE } from '../capture/service.ts'
+import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
 import { composeDigest, composeFooter, composeRollup, type DigestMessage } from './digest.ts'
 import { selectRegion, selectRollup, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
@@ -289,7 +289,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     if (budget !== undefined) {
       const after = result === null ? nodes : this.policyNodes(session).nodes
       const rollup = selectRollup(after, budget.rollupTokens)
-      if (rollup !== null) result = (await this.commit(agent, { session, region: rollup, nodes: after, kind: 'rollup' }, { owner: 'turn', trigger }, signal)) ?? result
+      if (rollup !== null) result = (await this.commit(agent, { session, region: rollup, nodes: after, kind: 'rollup' }, { owner: 'turn', trigger: 'index' }, signal)) ?? result
     }
     return result
   }

@@ -9,7 +9,7 @@
 import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { z } from 'zod'
-import { SHADOW_ENGINE } from '../capture/service.ts'
+import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
 
 export const PROJECTION_KEY = 'shadowContext'

@@ -187,11 +187,13 @@ export class SqliteBackend implements ShadowBackend {
   readonly schemaVersion = SCHEMA_VERSION
   private readonly db: DatabaseSync
   private readonly statements = new Map<string, StatementSync>()
+  private readonly readOnly: boolean
   private closed = false
 
   constructor(path: string, options: SqliteBackendOptions = {}) {
     this.path = path
     const readOnly = options.readOnly ?? false
+    this.readOnly = readOnly
     if (path !== ':memory:') prepareFile(path, readOnly)
     try {
       this.db = new DatabaseSync(path, { readOnly, enableForeignKeyConstraints: false })
@@ -623,7 +625,8 @@ export class SqliteBackend implements ShadowBackend {
         const value = String(Object.values(row)[0])
         if (value !== 'ok') problems.push(value)
       }
-      for (const table of ['messages_words', 'messages_grams']) {
+      // FTS5's integrity check is issued as a write statement; a read-only connection skips it.
+      for (const table of this.readOnly ? [] : ['messages_words', 'messages_grams']) {
         try {
           this.db.exec(`INSERT INTO ${table}(${table}, rank) VALUES ('integrity-check', 0)`)
         } catch (error) {

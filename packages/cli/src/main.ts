@@ -1,0 +1,335 @@
+/**
+ * dsh-shadow: inspect a Shadow Context store next to the dsh logs it shadows. Finds the dsh home
+ * and the store the way dsh and the plugin do ($DSH_HOME, then ~/.dsh; <home>/shadow-context/
+ * shadow.db), or takes them as options. Every command has `--json`.
+ */
+import { existsSync, renameSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { Command, CommanderError, Option } from 'commander'
+import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
+import {
+  isCheckpointId,
+  isShadowId,
+  isShadowStoreError,
+  parseTimeRange,
+  ShadowStore,
+  type ShadowMessage,
+  type ShadowRole,
+  type ShadowSession,
+} from '@dsh-shadow/store'
+import { resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
+import { openDshLogs, type DshLogs } from './dsh-log.ts'
+import { CliError, consoleOutput, EXIT, table, time, type Output } from './format.ts'
+import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+
+interface GlobalOptions {
+  home?: string
+  store?: string
+  json?: boolean
+}
+
+interface Runtime {
+  readonly home: string
+  readonly storePath: string
+  readonly output: Output
+}
+
+function runtime(command: Command): Runtime {
+  const options = command.optsWithGlobals<GlobalOptions>()
+  const home = resolve(resolveDshHome(options.home))
+  return { home, storePath: options.store === undefined ? resolveStorePath(undefined, home) : resolve(options.store), output: consoleOutput(options.json === true) }
+}
+
+async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
+  if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
+  let store: ShadowStore
+  try {
+    store = await ShadowStore.open(rt.storePath, { readOnly: options.readOnly ?? true })
+  } catch (error) {
+    throw new CliError(`cannot open the shadow store ${rt.storePath}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+  }
+  try {
+    return await run(store)
+  } finally {
+    await store.close()
+  }
+}
+
+async function withLogs<T>(rt: Runtime, run: (logs: DshLogs) => Promise<T>): Promise<T> {
+  const logs = await openDshLogs(rt.home)
+  try {
+    return await run(logs)
+  } finally {
+    await logs.close()
+  }
+}
+
+/** A full session id, a unique prefix of one, or its 6-character tag. */
+async function findSession(store: ShadowStore, reference: string): Promise<ShadowSession> {
+  const sessions = await store.sessions()
+  const exact = sessions.find(session => session.sessionId === reference || session.tag === reference)
+  if (exact !== undefined) return exact
+  const matches = sessions.filter(session => session.sessionId.startsWith(reference))
+  if (matches.length === 1) return matches[0]!
+  if (matches.length > 1) throw new CliError(`"${reference}" matches ${matches.length} sessions; give more of the id`, EXIT.usage)
+  throw new CliError(`no session "${reference}" in the shadow store`, EXIT.notFound)
+}
+
+function speaker(message: ShadowMessage): string {
+  if (message.eventType === 'request/header') return 'system'
+  if (message.role === 'tool') return `tool:${message.toolName ?? '?'}`
+  if (message.role === 'user' && message.sourceKind !== 'user') return message.sourceKind
+  return message.role
+}
+
+function transcript(messages: readonly ShadowMessage[]): string {
+  return messages.map(message => `── ${message.shadowId} · ${time(message.time)} UTC · ${speaker(message)}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · checkpoint ${message.elidedBy}`}\n${message.text}`).join('\n')
+}
+
+function int(value: string, label: string): number {
+  const parsed = Number(value)
+  if (!Number.isSafeInteger(parsed) || parsed < 0) throw new CliError(`${label} must be a non-negative integer`, EXIT.usage)
+  return parsed
+}
+
+export function program(): Command {
+  const root = new Command('dsh-shadow')
+    .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
+    .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
+    .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
+    .option('--json', 'machine-readable output')
+    .showHelpAfterError()
+
+  root.command('sessions')
+    .description('list the sessions in the store, newest first')
+    .option('--workspace <dir>', 'only sessions of this working directory')
+    .action(async (options: { workspace?: string }, command: Command) => {
+      const rt = runtime(command)
+      await withStore(rt, async store => {
+        const sessions = await store.sessions(options.workspace)
+        const checkpoints = new Map<string, number>()
+        for (const session of sessions) checkpoints.set(session.sessionId, (await store.checkpoints(session.sessionId)).length)
+        if (rt.output.json) return rt.output.out(JSON.stringify(sessions.map(session => ({ ...session, checkpoints: checkpoints.get(session.sessionId) }))))
+        if (sessions.length === 0) return rt.output.out('(no sessions)')
+        rt.output.out(table(['session', 'tag', 'messages', 'checkpoints', 'first', 'last', 'fork of', 'workspace'],
+          sessions.map(session => [session.sessionId, session.tag, session.messageCount, checkpoints.get(session.sessionId), time(session.firstTime), time(session.lastTime), session.parentSessionId === null ? '' : `${session.parentSessionId}@${session.forkSeq}`, session.workspace])))
+      })
+    })
+
+  root.command('timeline')
+    .description('checkpoints and recalls of a session on a time axis')
+    .argument('<session>', 'session id, unique prefix, or tag')
+    .action(async (reference: string, _options: unknown, command: Command) => {
+      const rt = runtime(command)
+      await withStore(rt, async store => {
+        const session = await findSession(store, reference)
+        const checkpoints = await store.checkpoints(session.sessionId, { withAncestors: true })
+        const recalls = await store.recalls(session.sessionId)
+        const entries = [
+          ...checkpoints.map(checkpoint => ({
+            time: checkpoint.createdAt, kind: checkpoint.trigger === 'index' ? 'index' : 'checkpoint', id: checkpoint.checkpointId,
+            detail: `${checkpoint.messageCount} msgs · seqs ${checkpoint.firstSeq}–${checkpoint.lastSeq} · originals ${time(checkpoint.timeFrom)} → ${time(checkpoint.timeTo)} · ${checkpoint.engine}${checkpoint.trigger === null || checkpoint.trigger === undefined ? '' : `/${checkpoint.trigger}`}${checkpoint.sessionId === session.sessionId ? '' : ` (from ${checkpoint.sessionId})`}`,
+          })),
+          ...recalls.map(recall => ({
+            time: recall.time, kind: `recall:${recall.kind}`, id: String(recall.recallId),
+            detail: `${recall.query === null || recall.query === undefined ? '' : `"${recall.query}" → `}${recall.shadowIds.length} msgs${recall.checkpointIds !== undefined && recall.checkpointIds.length > 0 ? ` from ${recall.checkpointIds.join(', ')}` : ''}`,
+          })),
+        ].toSorted((a, b) => a.time - b.time)
+        if (rt.output.json) return rt.output.out(JSON.stringify({ session, checkpoints, recalls }))
+        rt.output.out(`${session.sessionId} (${session.tag}) · ${session.messageCount} messages · ${time(session.firstTime)} → ${time(session.lastTime)} UTC`)
+        if (entries.length === 0) return rt.output.out('(no checkpoints or recalls yet)')
+        rt.output.out(table(['time (UTC)', 'what', 'id', 'detail'], entries.map(entry => [time(entry.time), entry.kind, entry.id, entry.detail])))
+      })
+    })
+
+  root.command('search')
+    .description('ranked full-text search (English, Chinese/Japanese/Korean, paths and identifiers)')
+    .argument('<query...>', 'what to look for')
+    .option('--session <session>', 'search this session and its fork parents')
+    .option('--all', 'search every session in the store')
+    .option('--since <time>', 'ISO time or relative like "2h ago"')
+    .option('--until <time>', 'ISO time or relative')
+    .addOption(new Option('--role <role>', 'only this speaker').choices(['user', 'assistant', 'tool', 'system']))
+    .option('--tool <name>', 'only this tool\'s calls and outputs')
+    .option('--limit <n>', 'hits to show', '10')
+    .action(async (words: string[], options: { session?: string; all?: boolean; since?: string; until?: string; role?: string; tool?: string; limit: string }, command: Command) => {
+      const rt = runtime(command)
+      if ((options.session === undefined) === (options.all !== true)) throw new CliError('give --session <id> or --all', EXIT.usage)
+      await withStore(rt, async store => {
+        const sessions = await store.sessions()
+        const sessionId = options.session !== undefined ? (await findSession(store, options.session)).sessionId : sessions[0]?.sessionId
+        if (sessionId === undefined) return rt.output.out(rt.output.json ? '{"hits":[]}' : '(the store is empty)')
+        const range = parseTimeRange(options.since, options.until, Date.now())
+        const result = await store.search(words.join(' '), {
+          sessionId, ...(options.all === true ? { allSessions: true } : {}), ...range, ...SEARCH_EXCLUDES,
+          limit: Math.min(200, Math.max(1, int(options.limit, '--limit'))),
+          ...(options.role === undefined ? {} : { roles: [options.role as ShadowRole] }),
+          ...(options.tool === undefined ? {} : { toolName: options.tool }),
+        })
+        if (rt.output.json) return rt.output.out(JSON.stringify({ coverage: result.coverage, hits: result.hits.map(hit => ({ shadowId: hit.message.shadowId, sessionId: hit.message.sessionId, seq: hit.message.seq, time: hit.message.time, role: hit.message.role, tool: hit.message.toolName, checkpoint: hit.message.elidedBy, snippet: hit.snippet })) }))
+        rt.output.out(`${result.hits.length} of ${result.coverage.matched}${result.coverage.matched > result.hits.length ? '+' : ''} matches · searched ${result.coverage.searched} messages`)
+        for (const [index, hit] of result.hits.entries()) {
+          rt.output.out(`${String(index + 1).padStart(2)}. ${hit.message.shadowId}  ${time(hit.message.time)}  ${speaker(hit.message)}${hit.message.elidedBy === null ? '' : `  [${hit.message.elidedBy}]`}`)
+          rt.output.out(`    ${hit.snippet}`)
+        }
+      })
+    })
+
+  root.command('read')
+    .description('print the exact originals: a shadow id (with neighbours), a checkpoint, or <session>:<from>-<to>')
+    .argument('<pointer>', 'k7q2mz.41 | k7q2mz.c3 | <session>:<fromSeq>-<toSeq>')
+    .option('--before <n>', 'with a shadow id: messages before it', '2')
+    .option('--after <n>', 'with a shadow id: messages after it', '2')
+    .action(async (pointer: string, options: { before: string; after: string }, command: Command) => {
+      const rt = runtime(command)
+      await withStore(rt, async store => {
+        let messages: ShadowMessage[]
+        if (isCheckpointId(pointer) || (await store.checkpoint(pointer)) !== undefined) {
+          const checkpoint = await store.checkpoint(pointer)
+          if (checkpoint === undefined) throw new CliError(`no checkpoint ${pointer}`, EXIT.notFound)
+          const segments = await store.lineage(checkpoint.sessionId)
+          messages = []
+          for (const seq of checkpoint.shadowedSeqs) {
+            const row = await store.lookupInLineage(segments, seq)
+            if (row !== undefined) messages.push(row)
+          }
+        } else if (isShadowId(pointer)) {
+          const center = await store.message(pointer)
+          if (center === undefined) throw new CliError(`no message ${pointer}`, EXIT.notFound)
+          const before = int(options.before, '--before')
+          const after = int(options.after, '--after')
+          const earlier = before === 0 || center.seq === 0 ? [] : await store.read({ sessionId: center.sessionId }, { toSeq: center.seq - 1, limit: before, descending: true })
+          const later = after === 0 ? [] : await store.read({ sessionId: center.sessionId }, { fromSeq: center.seq + 1, limit: after })
+          messages = [...earlier.toReversed(), center, ...later]
+        } else {
+          const match = /^(.+):(\d+)-(\d+)$/.exec(pointer)
+          if (match === null) throw new CliError(`not a pointer: ${pointer} (expected a shadow id, a checkpoint id, or <session>:<from>-<to>)`, EXIT.usage)
+          const session = await findSession(store, match[1]!)
+          messages = await store.read({ sessionId: session.sessionId }, { fromSeq: Number(match[2]), toSeq: Number(match[3]), limit: 100_000 })
+        }
+        if (rt.output.json) return rt.output.out(JSON.stringify(messages.map(message => ({ ...message, eventJson: undefined, event: JSON.parse(message.eventJson) as unknown }))))
+        rt.output.out(messages.length === 0 ? '(nothing stored there)' : transcript(messages))
+      })
+    })
+
+  root.command('export')
+    .description('export a session\'s visible history (Markdown transcript or JSON lines of the original events)')
+    .argument('<session>', 'session id, unique prefix, or tag')
+    .addOption(new Option('--format <format>', 'md or jsonl').choices(['md', 'jsonl']).default('md'))
+    .option('--output <file>', 'write to a file instead of stdout')
+    .action(async (reference: string, options: { format: 'md' | 'jsonl'; output?: string }, command: Command) => {
+      const rt = runtime(command)
+      await withStore(rt, async store => {
+        const session = await findSession(store, reference)
+        const text = await exportSession(store, session, options.format, (done, total) => rt.output.progress('export', done, total))
+        if (options.output === undefined) process.stdout.write(text)
+        else {
+          writeFileSync(options.output, text, { mode: 0o600 })
+          rt.output.err(`wrote ${options.output}`)
+        }
+      })
+    })
+
+  root.command('verify')
+    .description('compare the store with the dsh log: lost, mismatched and stale rows (exit code says which)')
+    .argument('[session]', 'session id, unique prefix, or tag (default: every session in the dsh home)')
+    .action(async (reference: string | undefined, _options: unknown, command: Command) => {
+      const rt = runtime(command)
+      const verdicts = await withStore(rt, store => withLogs(rt, async logs => {
+        const problems = await store.integrityCheck()
+        if (problems.length > 0) throw new CliError(`the shadow store is damaged: ${problems.slice(0, 3).join('; ')} (run \`dsh-shadow repair --all --fresh\`)`, EXIT.unavailable)
+        const ids = reference !== undefined ? [(await findSession(store, reference)).sessionId] : (await logs.list()).map(meta => meta.id)
+        const out: SessionVerdict[] = []
+        for (const [index, sessionId] of ids.entries()) {
+          out.push(await verifySession(store, logs, sessionId))
+          rt.output.progress('verify', index + 1, ids.length)
+        }
+        return out
+      }))
+      const lost = verdicts.some(verdict => verdict.lost.length > 0)
+      const mismatched = verdicts.some(verdict => verdict.mismatched.length > 0)
+      const extra = verdicts.some(verdict => verdict.extra.length > 0 || verdict.duplicated > 0)
+      if (rt.output.json) rt.output.out(JSON.stringify({ clean: !lost && !mismatched && !extra, sessions: verdicts }))
+      else {
+        rt.output.out(table(['session', 'log msgs', 'store rows', 'lost', 'mismatched', 'stale', 'duplicated', 'verdict'], verdicts.map(verdict => [
+          verdict.sessionId, verdict.logMessages, verdict.storeRows, verdict.lost.length, verdict.mismatched.length, verdict.extra.length, verdict.duplicated,
+          verdict.error ?? (verdict.lost.length + verdict.mismatched.length + verdict.extra.length + verdict.duplicated === 0 ? 'clean' : 'DIFFERS'),
+        ])))
+        rt.output.out(!lost && !mismatched && !extra ? 'verify: clean' : 'verify: the store differs from the dsh log (run `dsh-shadow repair <session>`)')
+      }
+      const code = (lost ? 1 : 0) | (mismatched ? 2 : 0) | (extra ? 4 : 0)
+      if (code !== 0) process.exitCode = EXIT.verify + code
+    })
+
+  root.command('repair')
+    .description('rebuild a session\'s rows and checkpoints from the dsh log (the log is the authority)')
+    .argument('[session]', 'session id, unique prefix, or tag')
+    .option('--all', 'every session of the dsh home')
+    .option('--fresh', 'set a damaged store file aside first and rebuild into a new one')
+    .action(async (reference: string | undefined, options: { all?: boolean; fresh?: boolean }, command: Command) => {
+      const rt = runtime(command)
+      if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
+      if (options.fresh === true && existsSync(rt.storePath)) {
+        const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+        for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
+        rt.output.err(`set the old store aside as ${aside}`)
+      }
+      const reports = await withStore(rt, store => withLogs(rt, async logs => {
+        const ids = options.all === true ? (await logs.list()).map(meta => meta.id) : [reference!]
+        const out = []
+        for (const [index, id] of ids.entries()) {
+          out.push(await repairSession(store, logs, id))
+          rt.output.progress('repair', index + 1, ids.length)
+        }
+        return out
+      }), { readOnly: false, create: true })
+      if (rt.output.json) return rt.output.out(JSON.stringify(reports))
+      rt.output.out(table(['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
+    })
+
+  root.command('reindex')
+    .description('rebuild the search indexes from the stored text')
+    .action(async (_options: unknown, command: Command) => {
+      const rt = runtime(command)
+      const rows = await withStore(rt, store => store.reindex((done, total) => rt.output.progress('reindex', done, total)), { readOnly: false })
+      rt.output.out(rt.output.json ? JSON.stringify({ reindexed: rows }) : `reindexed ${rows} messages`)
+    })
+
+  root.command('stats')
+    .description('what the store holds')
+    .action(async (_options: unknown, command: Command) => {
+      const rt = runtime(command)
+      await withStore(rt, async store => {
+        const stats = await store.stats()
+        if (rt.output.json) return rt.output.out(JSON.stringify({ ...stats, home: rt.home }))
+        rt.output.out(table(['', ''], [
+          ['dsh home', rt.home], ['store', stats.path], ['schema', `v${stats.schemaVersion} (analyzer v${stats.analyzerVersion})`],
+          ['sessions', stats.sessions], ['messages', stats.messages], ['checkpoints', stats.checkpoints], ['recalls', stats.recalls],
+          ['size', `${(stats.bytes / 1024 / 1024).toFixed(2)} MiB (text ${(stats.textBytes / 1024 / 1024).toFixed(2)} MiB)`],
+        ]))
+      })
+    })
+
+  return root
+}
+
+/** Run the CLI; returns the exit code (errors are printed as one line). */
+export async function main(argv: readonly string[]): Promise<number> {
+  const cli = program().exitOverride()
+  try {
+    await cli.parseAsync([...argv], { from: 'user' })
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage
+    if (error instanceof CliError) {
+      process.stderr.write(`dsh-shadow: ${error.message}\n`)
+      return error.exitCode
+    }
+    if (isShadowStoreError(error)) {
+      process.stderr.write(`dsh-shadow: ${error.message}\n`)
+      return error.code === 'INVALID_INPUT' ? EXIT.usage : error.code === 'NOT_FOUND' ? EXIT.notFound : EXIT.unavailable
+    }
+    process.stderr.write(`dsh-shadow: ${error instanceof Error ? error.message : String(error)}\n`)
+    return EXIT.failure
+  }
+}

@@ -1,0 +1,102 @@
+/** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
+import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
+import { captureLog, checkpointsOfLog } from 'dsh-shadow-context'
+import type { DshLogs } from './dsh-log.ts'
+import { time } from './format.ts'
+
+export interface SessionVerdict {
+  readonly sessionId: string
+  readonly logMessages: number
+  readonly storeRows: number
+  /** Model-visible messages of the log that the store does not hold. */
+  readonly lost: number[]
+  /** Rows whose content differs from the log event at that seq. */
+  readonly mismatched: number[]
+  /** Own rows the log does not have (a lost lifetime's, never repaired). */
+  readonly extra: number[]
+  readonly duplicated: number
+  readonly error?: string
+}
+
+/** Compare one session of the dsh log with the store, through the fork lineage. */
+export async function verifySession(store: ShadowStore, logs: DshLogs, sessionId: string): Promise<SessionVerdict> {
+  let log
+  try {
+    log = await logs.load(sessionId)
+  } catch (error) {
+    return { sessionId, logMessages: 0, storeRows: 0, lost: [], mismatched: [], extra: [], duplicated: 0, error: `log unreadable: ${error instanceof Error ? error.message : String(error)}` }
+  }
+  const { captured } = captureLog(sessionId, log.events)
+  const entries = captured.map(event => ({ seq: event.seq, hash: hashEventJson(event.eventJson) }))
+  const session = await store.session(sessionId)
+  if (session === undefined) {
+    return { sessionId, logMessages: entries.length, storeRows: 0, lost: entries.map(entry => entry.seq), mismatched: [], extra: [], duplicated: 0 }
+  }
+  const confirmed = await store.confirm(sessionId, entries)
+  const ownFrom = session.parentSessionId === null ? 0 : session.forkSeq ?? 0
+  const own = new Set(entries.filter(entry => entry.seq >= ownFrom).map(entry => entry.seq))
+  const report = await store.reconcile(sessionId, entries.filter(entry => entry.seq >= ownFrom))
+  return {
+    sessionId,
+    logMessages: entries.length,
+    storeRows: session.messageCount,
+    lost: confirmed.missing,
+    mismatched: confirmed.mismatched,
+    extra: report.extra.filter(seq => !own.has(seq)),
+    duplicated: report.duplicated,
+  }
+}
+
+export interface RepairReport extends IngestReport {
+  readonly sessionId: string
+}
+
+/** Make the store equal the log for one session: rows, lineage, and the log's checkpoints. */
+export async function repairSession(store: ShadowStore, logs: DshLogs, sessionId: string): Promise<RepairReport> {
+  const log = await logs.load(sessionId)
+  const meta = log.meta
+  const parent = meta.parentSession
+  const { captured } = captureLog(sessionId, log.events)
+  const report = await store.ingest([
+    ...(parent === undefined ? [] : [{ op: 'session' as const, session: { sessionId: parent } }]),
+    {
+      op: 'session',
+      session: {
+        sessionId,
+        parentSessionId: parent ?? null,
+        forkSeq: parent === undefined ? null : meta.seedLength ?? null,
+        workspace: meta.cwd ?? null,
+        createdAt: meta.createdAt,
+      },
+    },
+    { op: 'reconcile', sessionId, events: captured, ownFromSeq: parent === undefined ? 0 : meta.seedLength ?? 0 },
+    ...checkpointsOfLog(sessionId, log.events).map(checkpoint => ({ op: 'checkpoint' as const, checkpoint, elide: true })),
+  ])
+  return { sessionId, ...report }
+}
+
+/** A session's visible history as Markdown, or as JSON lines of the exact log events. */
+export async function exportSession(store: ShadowStore, session: ShadowSession, format: 'md' | 'jsonl', progress: (done: number, total: number) => void): Promise<string> {
+  const total = await store.count({ sessionId: session.sessionId })
+  const parts: string[] = []
+  if (format === 'md') {
+    parts.push(`# Session ${session.sessionId}\n\n- shadow tag: ${session.tag}\n- workspace: ${session.workspace ?? '-'}\n- ${total} messages, ${time(session.firstTime)} → ${time(session.lastTime)} UTC\n`)
+  }
+  let done = 0
+  let fromSeq = 0
+  for (;;) {
+    const page = await store.read({ sessionId: session.sessionId }, { fromSeq, limit: 500 })
+    if (page.length === 0) break
+    for (const message of page) {
+      if (format === 'jsonl') parts.push(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, event: JSON.parse(message.eventJson) as unknown })}\n`)
+      else {
+        const who = message.role === 'tool' ? `tool \`${message.toolName ?? '?'}\`` : message.eventType === 'request/header' ? 'system prompt' : message.role
+        parts.push(`\n## ${message.shadowId} · ${time(message.time)} UTC · ${who}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · in checkpoint ${message.elidedBy}`}\n\n${'````'}text\n${message.text}\n${'````'}\n`)
+      }
+    }
+    done += page.length
+    progress(done, total)
+    fromSeq = page.at(-1)!.seq + 1
+  }
+  return parts.join('')
+}

@@ -1,0 +1,143 @@
+/**
+ * The real `dsh-shadow` binary (bin/ → lib/, so `npm run build` first; `npm test` does) against a
+ * dsh home written by a real dsh composition with Shadow Context.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { DatabaseSync } from 'node:sqlite'
+import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
+import { ShadowCapture, ShadowCompactionEngine, ShadowRecall } from 'dsh-shadow-context'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const BIN = fileURLToPath(new URL('../bin/dsh-shadow.js', import.meta.url))
+let home: string
+let sessionId: string
+let facts: ReturnType<typeof codingSession>['facts']
+
+function cli(...args: string[]): { code: number; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, '--home', home, ...args], { encoding: 'utf8', env: { ...process.env, DSH_HOME: '' } })
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-shadow-cli-'))
+  const scenario = codingSession({ turns: 60, seed: 44 })
+  facts = scenario.facts
+  const harness = await DshHarness.create({
+    home, invariants: false, tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 16_000 }),
+    plugins: dshHome => [{ plugin: ShadowCapture, config: { home: dshHome } }, { plugin: ShadowRecall }],
+    compaction: { plugin: ShadowCompactionEngine, config: {} },
+  })
+  const agent = await harness.createAgent({ sessionId: 'cli-session-0001' })
+  sessionId = agent.session.id
+  await harness.play(agent, scenario.turns)
+  harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shadow_search', args: { query: 'staging database port' } }] }, { kind: 'text', text: 'done' })
+  await harness.send(agent, 'which port was it?')
+  await harness.dispose({ keepHome: true })
+})
+
+afterAll(() => rmSync(home, { recursive: true, force: true }))
+
+describe('dsh-shadow', () => {
+  it('lists sessions and stats, as tables and as JSON', () => {
+    const sessions = cli('sessions')
+    expect(sessions.code).toBe(0)
+    expect(sessions.stdout).toContain(sessionId)
+    const json = JSON.parse(cli('--json', 'sessions').stdout) as Array<{ sessionId: string; messageCount: number; checkpoints: number }>
+    expect(json[0]).toMatchObject({ sessionId })
+    expect(json[0]!.checkpoints).toBeGreaterThan(0)
+    const stats = JSON.parse(cli('--json', 'stats').stdout) as { messages: number; checkpoints: number; recalls: number }
+    expect(stats.messages).toBe(json[0]!.messageCount)
+    expect(stats.recalls).toBe(1)
+  })
+
+  it('shows a timeline of checkpoints and recalls', () => {
+    const timeline = cli('timeline', sessionId.slice(0, 10))
+    expect(timeline.code).toBe(0)
+    expect(timeline.stdout).toMatch(/checkpoint\s+\S+\.c1/)
+    expect(timeline.stdout).toContain('recall:search')
+    expect(timeline.stdout).toContain('"staging database port"')
+  })
+
+  it('searches English and Chinese, and reads the originals back', () => {
+    for (const fact of facts.filter(candidate => candidate.id === 'db-port' || candidate.id === 'zh-cache-ttl')) {
+      const result = JSON.parse(cli('--json', 'search', '--session', sessionId, fact.query, '--limit', '3').stdout) as { hits: Array<{ shadowId: string; snippet: string }> }
+      expect(result.hits.length).toBeGreaterThan(0)
+      const read = cli('read', result.hits[0]!.shadowId, '--before', '1', '--after', '1')
+      expect(read.code).toBe(0)
+      expect(read.stdout).toContain(fact.answer)
+    }
+    const human = cli('search', '--all', '缓存过期时间')
+    expect(human.stdout).toContain('**缓存过期时间**')
+    const checkpoints = JSON.parse(cli('--json', 'timeline', sessionId).stdout) as { checkpoints: Array<{ checkpointId: string; messageCount: number }> }
+    const first = checkpoints.checkpoints[0]!
+    const read = JSON.parse(cli('--json', 'read', first.checkpointId).stdout) as unknown[]
+    expect(read).toHaveLength(first.messageCount)
+    const range = cli('read', `${sessionId}:0-12`)
+    expect(range.stdout.split('\n').filter(line => line.startsWith('── ')).length).toBeGreaterThan(0)
+  })
+
+  it('exports Markdown and JSON lines of the exact events', () => {
+    const file = join(home, 'export.jsonl')
+    const result = cli('export', sessionId, '--format', 'jsonl', '--output', file)
+    expect(result.code).toBe(0)
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map(line => JSON.parse(line) as { event: { seq: number; type: string } })
+    expect(lines.length).toBeGreaterThan(50)
+    expect(lines.every(line => ['user/message', 'assistant/message', 'tool/result', 'request/header'].includes(line.event.type))).toBe(true)
+    const md = cli('export', sessionId)
+    expect(md.stdout.startsWith(`# Session ${sessionId}`)).toBe(true)
+  })
+
+  it('verifies against the dsh log, says what differs through its exit code, and repairs', () => {
+    expect(cli('verify').code).toBe(0)
+    const store = join(home, 'shadow-context', 'shadow.db')
+    const db = new DatabaseSync(store)
+    const rows = db.prepare('SELECT seq FROM messages WHERE session_id = ? ORDER BY seq').all(sessionId) as Array<{ seq: number }>
+    db.prepare('DELETE FROM messages WHERE session_id = ? AND seq = ?').run(sessionId, rows[3]!.seq)
+    db.close()
+    const lost = cli('verify', sessionId)
+    expect(lost.code).toBe(8 + 1)
+    const db2 = new DatabaseSync(store)
+    db2.prepare("UPDATE messages SET hash = 'tampered' WHERE session_id = ? AND seq = ?").run(sessionId, rows[5]!.seq)
+    db2.prepare('INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, time, tokens, hash, event_json, text) VALUES (?, 999999, ?, ?, ?, ?, 0, 1, ?, ?, ?)')
+      .run(sessionId, 'x.999999', 'user/message', 'user', 'user', 'h', '{}', Buffer.from('stale'))
+    db2.close()
+    const all = cli('--json', 'verify')
+    expect(all.code).toBe(8 + 1 + 2 + 4)
+    expect(JSON.parse(all.stdout)).toMatchObject({ clean: false, sessions: [{ lost: [rows[3]!.seq], mismatched: [rows[5]!.seq], extra: [999999] }] })
+    const repair = cli('repair', sessionId)
+    expect(repair.code).toBe(0)
+    expect(cli('verify').code).toBe(0)
+  })
+
+  it('rebuilds a damaged store from the dsh log', () => {
+    const store = join(home, 'shadow-context', 'shadow.db')
+    const before = JSON.parse(cli('--json', 'stats').stdout) as { messages: number }
+    writeFileSync(store, Buffer.alloc(8192, 7))
+    rmSync(`${store}-wal`, { force: true })
+    const broken = cli('stats')
+    expect(broken.code).toBe(3)
+    expect(broken.stderr).toMatch(/cannot open the shadow store .*corrupt/)
+    const rebuilt = cli('repair', '--all', '--fresh')
+    expect(rebuilt.code).toBe(0)
+    expect(rebuilt.stderr).toContain('set the old store aside')
+    expect(cli('verify').code).toBe(0)
+    expect((JSON.parse(cli('--json', 'stats').stdout) as { messages: number }).messages).toBe(before.messages)
+  })
+
+  it('answers bad input with clear errors and exit codes', () => {
+    expect(cli('timeline', 'no-such-session')).toMatchObject({ code: 4 })
+    expect(cli('read', 'not a pointer').code).toBe(2)
+    expect(cli('search', 'x').code).toBe(2)
+    expect(cli('frobnicate').code).toBe(2)
+    const missing = spawnSync(process.execPath, [BIN, '--store', join(home, 'absent.db'), 'stats'], { encoding: 'utf8' })
+    expect(missing.status).toBe(4)
+    expect(missing.stderr).toContain('no shadow store at')
+    const help = cli('--help')
+    expect(help.stdout).toMatch(/Usage: dsh-shadow/)
+    for (const command of ['sessions', 'timeline', 'search', 'read', 'export', 'verify', 'repair', 'reindex', 'stats']) expect(help.stdout).toContain(command)
+  })
+})
