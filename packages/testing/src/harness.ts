@@ -61,6 +61,12 @@ export interface DshHarnessOptions {
   /** dsh home for this process: sessions are persisted under `<home>/sessions`. Default: a new temp dir. */
   readonly home?: string
   readonly model?: ScriptedModel
+  /**
+   * Where agents' requests go. Default: the scripted model. Another route (e.g. DeepSeek through
+   * dsh's own adapter, mounted as a plugin) makes this a live composition; the scripted model then
+   * only stays registered, unused.
+   */
+  readonly route?: { readonly provider: string; readonly model: string }
   /** Which compaction engine fills the `compaction` seam. Default 'none'. */
   readonly compaction?: 'none' | { readonly basic: Record<string, unknown> } | PluginMount
   /** Mount dsh's `/compact` command beside the engine. Default false. */
@@ -120,6 +126,7 @@ export class DshHarness {
   readonly home: string
   readonly sessionsRoot: string
   readonly model: ScriptedModel
+  readonly route: { readonly provider: string; readonly model: string }
   readonly logs: LogLine[] = []
   private readonly ownsHome: boolean
   private readonly handles = new Set<AgentHandle>()
@@ -127,8 +134,9 @@ export class DshHarness {
   private readonly fibers: Array<{ dispose(): Promise<void> }> = []
   private disposed = false
 
-  private constructor(ctx: Context, home: string, ownsHome: boolean, model: ScriptedModel) {
+  private constructor(ctx: Context, home: string, ownsHome: boolean, model: ScriptedModel, route: { provider: string; model: string }) {
     this.ctx = ctx
+    this.route = route
     this.home = home
     this.ownsHome = ownsHome
     this.sessionsRoot = join(home, 'sessions')
@@ -141,7 +149,7 @@ export class DshHarness {
     mkdirSync(join(home, 'sessions'), { recursive: true, mode: 0o700 })
     const model = options.model ?? new ScriptedModel()
     const ctx = new Context()
-    const harness = new DshHarness(ctx, home, ownsHome, model)
+    const harness = new DshHarness(ctx, home, ownsHome, model, options.route ?? { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL })
     ctx.logger.exporter({
       colors: 0,
       levels: { default: 3 }, // every level, warnings included
@@ -215,7 +223,7 @@ export class DshHarness {
     const handle = await this.ctx.agents.create({
       sessionId: SessionId(options.sessionId ?? `s-${Math.random().toString(36).slice(2, 10)}`),
       meta: { cwd: options.cwd ?? this.home, ...(preset === undefined ? {} : { agentPreset: preset }) },
-      agentOptions: { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL },
+      agentOptions: { provider: this.route.provider, model: this.route.model },
       ...(preset === undefined ? {} : { setup: async (agentCtx: unknown) => { await this.joinPreset(agentCtx, preset) } }),
     })
     this.handles.add(handle)
@@ -227,7 +235,7 @@ export class DshHarness {
     const preset = options.preset
     const handle = await this.ctx.agents.resume({
       resumeSessionId: SessionId(sessionId),
-      agentOptions: { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL },
+      agentOptions: { provider: this.route.provider, model: this.route.model },
       ...(preset === undefined ? {} : { setup: async (agentCtx: unknown) => { await this.joinPreset(agentCtx, preset) } }),
     })
     this.handles.add(handle)
