@@ -156,7 +156,7 @@ export class ShadowStore {
   /** Open (creating if needed) a SQLite shadow store at `path`. */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
-    const backend = new SqliteBackend(path, options)
+    const backend = await SqliteBackend.open(path, options)
     const store = new ShadowStore(backend)
     if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
       backend.reindex(indexViews, ANALYZER_VERSION)

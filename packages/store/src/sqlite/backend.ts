@@ -4,7 +4,7 @@
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
 import type { IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
@@ -190,13 +190,23 @@ export class SqliteBackend implements ShadowBackend {
   private readonly readOnly: boolean
   private closed = false
 
-  constructor(path: string, options: SqliteBackendOptions = {}) {
+  /**
+   * Open (creating if needed) a database. `node:sqlite` is loaded here, not at import time: a
+   * process whose store lives in a worker thread never loads it on its main thread (it prints an
+   * ExperimentalWarning on stderr, which a headless dsh run must keep clean).
+   */
+  static async open(path: string, options: SqliteBackendOptions = {}): Promise<SqliteBackend> {
+    const { DatabaseSync: Database } = await import('node:sqlite')
+    return new SqliteBackend(path, options, Database)
+  }
+
+  private constructor(path: string, options: SqliteBackendOptions, Database: typeof DatabaseSync) {
     this.path = path
     const readOnly = options.readOnly ?? false
     this.readOnly = readOnly
     if (path !== ':memory:') prepareFile(path, readOnly)
     try {
-      this.db = new DatabaseSync(path, { readOnly, enableForeignKeyConstraints: false })
+      this.db = new Database(path, { readOnly, enableForeignKeyConstraints: false })
     } catch (error) {
       throw sqliteError(error, `open ${path}`)
     }
