@@ -13,6 +13,7 @@
 import { isCapturable, ShadowCapture, ShadowCompactionEngine, type ShadowEngineConfig } from 'dsh-shadow-context'
 import { codingSession, DshHarness, ScriptedModel, type ScriptedRequest } from '@dsh-shadow/testing'
 import type { Message } from '@deepseek-ai/dsh-llm'
+import ToolResultPruner from '@deepseek-ai/dsh-compaction-tool-result-pruner'
 import { printTable, result } from './report.ts'
 
 const WINDOW = Number(process.env['BENCH_WINDOW'] ?? 32_000)
@@ -132,6 +133,10 @@ const shadow = (config: ShadowEngineConfig) => (): Parameters<typeof DshHarness.
 const variants: Array<[string, () => Parameters<typeof DshHarness.create>[0]]> = [
   ['compaction-basic', () => ({ compaction: { basic: {} } })],
   ['shadow-context', shadow({})],
+  // dsh-base ships basic with the tool-result pruner (thresholdChars 8192, head 4096, tail 1024)
+  ['basic + pruner (as shipped)', () => ({ plugins: [{ plugin: ToolResultPruner, config: { thresholdChars: 8192, headChars: 4096, tailChars: 1024 } }], compaction: { basic: {} } })],
+  // the upstream note's mutable state checkpoint, measured, not the default
+  ['shadow + state checkpoint', shadow({ stateCheckpoint: true })],
 ]
 if (process.env['BENCH_EXTRA'] !== undefined) {
   for (const extra of process.env['BENCH_EXTRA'].split(';')) {

@@ -103,6 +103,32 @@ describe('ShadowCompactionEngine on real dsh', () => {
     expect(storedFooters).toEqual(footers)
   })
 
+  it('keeps at most one mutable state checkpoint after the frozen ones when asked to', async () => {
+    const scenario = codingSession({ turns: 120, seed: 23, outputChars: 1_400 })
+    const model = new ScriptedModel({ contextWindow: 32_000 })
+    const harness = await engineHarness({ tools: scenario.tools(), model, engine: { stateCheckpoint: true } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'with-state' })
+    let statesSeen = 0
+    await harness.play(agent, scenario.turns, () => {
+      const surface = agent.session.surface.nodes.map(seq => agent.session.events[seq]!)
+      const states = surface.filter(event => event.type === 'user/message' && JSON.stringify(event.data).includes('[Shadow Context state'))
+      expect(states.length).toBeLessThanOrEqual(1)
+      if (states.length === 1) {
+        statesSeen += 1
+        // the state sits right after the frozen checkpoints
+        const index = surface.indexOf(states[0]!)
+        expect(surface.slice(0, index).every(event => event.type === 'user/message' && isCompactCheckpointSource(event.data.source))).toBe(true)
+      }
+    })
+    expect(statesSeen).toBeGreaterThan(0)
+    const models = agent.session.events.flatMap(event => (event.type === 'compaction/summary' ? [event.data.model] : []))
+    expect(models).toEqual(expect.arrayContaining(['digest-v1', 'state-v1']))
+    expect(harness.problems()).toEqual([])
+    await harness.ctx.shadowCapture.flush()
+    expect(await harness.ctx.shadowCapture.store.count({ sessionId: 'with-state' })).toBe(modelVisible(agent.session).length)
+  })
+
   it('recovers a context-window overflow with one compaction and one retry', async () => {
     const model = new ScriptedModel({ contextWindow: 32_000 })
     const harness = await engineHarness({ model, engine: { thresholdRatio: 0.95, retainRatio: 0.05 } })

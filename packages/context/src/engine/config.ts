@@ -26,6 +26,14 @@ export interface ShadowEngineConfig {
   maxTokens?: number
   /** Consecutive failed recoveries after which automatic compaction stops until a request succeeds. */
   breakerThreshold?: number
+  /**
+   * Keep one mutable "state" checkpoint after the frozen ones (the upstream proposal): each pass
+   * rewrites it from all checkpoints so far, and folds the previous one into its digest. Off by
+   * default — bench:cost measures what it costs.
+   */
+  stateCheckpoint?: boolean
+  /** Ceiling of the state checkpoint, tokens. */
+  stateTokens?: number
   /** Register the pressure and overflow listeners. Default true. */
   auto?: boolean
 }
@@ -42,6 +50,8 @@ export const ShadowEngineConfigSchema: z<ShadowEngineConfig> = z.object({
   summarizationModel: z.string().description('model for summary: llm'),
   maxTokens: z.natural().default(2048).description('output cap of the llm summary call'),
   breakerThreshold: z.natural().min(1).default(3).description('consecutive failed recoveries before automatic compaction pauses'),
+  stateCheckpoint: z.boolean().default(false).description('keep one mutable state checkpoint after the frozen ones'),
+  stateTokens: z.natural().min(64).default(300).description('ceiling of the state checkpoint, tokens'),
   auto: z.boolean().default(true).description('register pressure and overflow listeners'),
 })
 
@@ -57,6 +67,8 @@ export interface ResolvedEngineConfig {
   readonly summarizationModel: string | undefined
   readonly maxTokens: number
   readonly breakerThreshold: number
+  readonly stateCheckpoint: boolean
+  readonly stateTokens: number
   readonly auto: boolean
 }
 
@@ -74,6 +86,8 @@ export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEng
     summarizationModel: config.summarizationModel,
     maxTokens: config.maxTokens ?? 2048,
     breakerThreshold: config.breakerThreshold ?? 3,
+    stateCheckpoint: config.stateCheckpoint ?? false,
+    stateTokens: config.stateTokens ?? 300,
     auto: config.auto ?? true,
   }
   if (resolved.retainRatio >= resolved.thresholdRatio) {

@@ -338,3 +338,53 @@ export function composeRollup(input: { checkpointId: string; folded: ReadonlyArr
     'Originals of every checkpoint above are stored verbatim: shadow_read {"checkpoint":"<id>"} · shadow_search {"query":"…"}',
   ].join('\n')
 }
+
+/** The marker that tells the mutable state checkpoint apart from frozen ones. */
+export const STATE_MARKER = '[Shadow Context state'
+
+/**
+ * The optional mutable state checkpoint: where the work stands (the latest asks), and the files,
+ * identifiers and anchors gathered from every checkpoint so far, then a footer for the trailing
+ * slice of history it replaces. Rewritten each pass; the previous one is folded into the next digest.
+ */
+export function composeState(input: {
+  checkpointId: string
+  tag: string
+  messages: readonly DigestMessage[]
+  /** Texts of the frozen checkpoints on the surface, oldest first. */
+  checkpoints: readonly string[]
+  maxTokens: number
+}): { text: string; footer: string } {
+  const asks: Array<{ turn: number | null; text: string }> = []
+  for (const message of input.messages) {
+    const { event } = message
+    if (event.type === 'user/message' && event.data.source.kind === 'user') asks.push({ turn: message.turn, text: renderBlocks(event.data.content) })
+  }
+  const gather = (prefix: string): string[] => {
+    const values: string[] = []
+    for (const text of input.checkpoints.toReversed()) {
+      const line = text.split('\n').find(candidate => candidate.startsWith(prefix))
+      if (line !== undefined) values.push(...line.slice(prefix.length).split(/, | \| /))
+    }
+    return [...new Set(values.map(value => value.trim()).filter(value => value.length > 0))]
+  }
+  const footer = composeFooter(input)
+  const lastTurn = input.messages.findLast(message => message.turn !== null)?.turn ?? null
+  const render = (keep: number, quote: number): string => {
+    const lines = [`${STATE_MARKER}${lastTurn === null ? '' : ` · as of turn ${lastTurn}`}]`]
+    const recent = asks.slice(-3).toReversed()
+    if (recent.length > 0) lines.push(`Working on: ${recent.map(ask => `${ask.turn === null ? '' : `t${ask.turn} `}"${clip(ask.text, quote)}"`).join(' ← ')}`)
+    for (const [label, prefix] of [['Files in play', 'Files: '], ['Identifiers', 'Identifiers: '], ['Anchors', 'Anchors: '], ['Errors seen', 'Errors: ']] as const) {
+      const values = gather(prefix).slice(0, keep)
+      if (values.length > 0) lines.push(`${label}: ${values.join(', ')}`)
+    }
+    return lines.join('\n')
+  }
+  let body = render(8, 90)
+  for (const [keep, quote] of [[6, 70], [4, 50], [3, 36], [2, 24]] as const) {
+    if (tokensOf(body) <= input.maxTokens) break
+    body = render(keep, quote)
+  }
+  if (tokensOf(body) > input.maxTokens) body = clip(body, input.maxTokens * 4)
+  return { text: `${body}\n${footer}`, footer }
+}

@@ -30,12 +30,13 @@ import { checkpointId as makeCheckpointId, sessionTag } from '@dsh-shadow/store'
 import { newCursor, advance } from '../capture/cursor.ts'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
-import { composeDigest, composeFooter, composeRollup, type DigestMessage } from './digest.ts'
-import { selectRegion, selectRollup, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
+import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
+import { selectRegion, selectRollup, stateSplit, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
 
 /** Model name written on our `compaction/summary` events. */
 export const DIGEST_MODEL = 'digest-v1'
 export const ROLLUP_MODEL = 'rollup-v1'
+export const STATE_MODEL = 'state-v1'
 
 /** Why a pass did not commit, in words that end up in the log and the projection. */
 export class CompactionRefused extends Error {
@@ -59,7 +60,7 @@ interface Prepared {
   readonly nodes: readonly PolicyNode[]
   readonly shadowedSeqs: number[]
   readonly shadowedTokens: number
-  readonly kind: 'digest' | 'rollup'
+  readonly kind: 'digest' | 'rollup' | 'state'
 }
 
 interface Built {
@@ -248,10 +249,12 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const nodes = surface.map((seq, index): PolicyNode => {
       const event = events[seq]!
       const checkpoint = event.type === 'user/message' && isCompactCheckpointSource(event.data.source)
+      const first = checkpoint && event.type === 'user/message' ? event.data.content[0] : undefined
       return {
         seq,
         tokens: measurement.nodes[index]!.tokens,
         checkpoint,
+        mutable: first?.type === 'text' && first.text.startsWith(STATE_MARKER),
         turnStart: turnStarts.has(seq),
         balancedBefore: toolPairingBalancedBefore(session, seq),
       }
@@ -284,7 +287,20 @@ export class ShadowCompactionEngine extends CompactionEngine {
       ...(budget === undefined ? {} : { currentTurnTokens: Math.floor(budget.thresholdTokens / 2) }),
     })
     let result: CompactionResult | null = null
-    if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
+    const split = region === null || !this.config.stateCheckpoint ? undefined : stateSplit(nodes, region)
+    if (region !== null && split !== undefined) {
+      // Frozen digest for the older part, then the state checkpoint over the trailing slice.
+      const older: RegionChoice = { startIdx: region.startIdx, endIdx: split - 1, tokens: nodes.slice(region.startIdx, split).reduce((sum, node) => sum + node.tokens, 0) }
+      const trailing = nodes.slice(split, region.endIdx + 1).map(node => node.seq)
+      result = await this.commit(agent, { session, region: older, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
+      const now = this.policyNodes(session).nodes
+      const startIdx = now.findIndex(node => node.seq === trailing[0])
+      const endIdx = now.findIndex(node => node.seq === trailing.at(-1))
+      if (startIdx !== -1 && endIdx >= startIdx) {
+        const tokens = now.slice(startIdx, endIdx + 1).reduce((sum, node) => sum + node.tokens, 0)
+        result = (await this.commit(agent, { session, region: { startIdx, endIdx, tokens }, nodes: now, kind: 'state' }, { owner: 'turn', trigger: 'state' }, signal)) ?? result
+      }
+    } else if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
     // Digests that outgrew their budget are rolled up in the same pass (one cache miss, not two).
     if (budget !== undefined) {
       const after = result === null ? nodes : this.policyNodes(session).nodes
@@ -371,7 +387,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const surfaceBefore = session.surface.nodes.join(',')
     // A digest or rollup is pure code: build it first, and skip a pass that would not shrink
     // anything without writing a bracket. An llm summary is made inside the bracket (the lock).
-    const deterministic = prepared.kind === 'rollup' || this.config.summary === 'digest'
+    const deterministic = prepared.kind !== 'digest' || this.config.summary === 'digest'
     let built = deterministic ? await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal) : undefined
     if (built !== undefined && this.checkpointTokens(built, compactionId, options.sourceCommandId) >= shadowedTokens) return null
     const startEvent = session.append('compaction/start', lifecycle)
@@ -470,6 +486,14 @@ export class ShadowCompactionEngine extends CompactionEngine {
       return { content: [{ type: 'text', text }], footer: text.slice(text.lastIndexOf('\n') + 1), provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
     }
     const messages = this.digestMessages(events, prepared.shadowedSeqs)
+    if (prepared.kind === 'state') {
+      const checkpoints = prepared.nodes.filter(node => node.checkpoint && node.mutable !== true).map(node => {
+        const event = events[node.seq]!
+        return event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : ''
+      })
+      const state = composeState({ checkpointId: compactionId, tag, messages, checkpoints, maxTokens: this.config.stateTokens })
+      return { content: [{ type: 'text', text: state.text }], footer: state.footer, provider: SHADOW_ENGINE, model: STATE_MODEL }
+    }
     if (this.config.summary === 'digest') {
       const digest = composeDigest({ checkpointId: compactionId, tag, messages, maxTokens: this.config.digestTokens })
       return { content: [{ type: 'text', text: digest.text }], footer: digest.footer, provider: SHADOW_ENGINE, model: DIGEST_MODEL }

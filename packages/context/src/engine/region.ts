@@ -14,6 +14,8 @@ export interface PolicyNode {
   readonly tokens: number
   /** A committed compaction checkpoint (ours or another engine's). */
   readonly checkpoint: boolean
+  /** The one mutable state checkpoint (option `stateCheckpoint`): the next pass folds it in. */
+  readonly mutable?: boolean
   /** The first surface node of a turn. */
   readonly turnStart: boolean
   /** No tool call crosses the cut immediately before this node. */
@@ -49,8 +51,19 @@ function sum(nodes: readonly PolicyNode[], from: number, to: number): number {
 
 /** Index of the first node that may be compacted: after the last committed checkpoint. */
 export function frozenEnd(nodes: readonly PolicyNode[]): number {
-  for (let index = nodes.length - 1; index >= 0; index -= 1) if (nodes[index]!.checkpoint) return index + 1
+  for (let index = nodes.length - 1; index >= 0; index -= 1) if (nodes[index]!.checkpoint && nodes[index]!.mutable !== true) return index + 1
   return 0
+}
+
+/**
+ * Where a region splits into its frozen part and the trailing slice a state checkpoint replaces:
+ * the last turn start inside it (a balanced cut). Undefined when the region is a single turn.
+ */
+export function stateSplit(nodes: readonly PolicyNode[], region: RegionChoice): number | undefined {
+  for (let index = region.endIdx; index > region.startIdx; index -= 1) {
+    if (nodes[index]!.turnStart && nodes[index]!.balancedBefore) return index
+  }
+  return undefined
 }
 
 function isCut(nodes: readonly PolicyNode[], index: number, balancedAtEnd: boolean): boolean {

@@ -20,7 +20,7 @@ export const MAX_RECALLS = 50
 
 export const CheckpointViewSchema = z.object({
   id: z.string(),
-  kind: z.enum(['digest', 'index', 'llm', 'other']),
+  kind: z.enum(['digest', 'index', 'state', 'llm', 'other']),
   engine: z.string(),
   seq: z.number(),
   time: z.number(),
@@ -115,6 +115,7 @@ function footerTimes(text: string): { timeFrom: number | null; timeTo: number | 
 function kindOf(summary: PendingSummary): CheckpointView['kind'] {
   if (summary.provider !== SHADOW_ENGINE) return 'other'
   if (summary.model.startsWith('rollup')) return 'index'
+  if (summary.model.startsWith('state')) return 'state'
   if (summary.model.startsWith('digest')) return 'digest'
   return 'llm'
 }
@@ -191,7 +192,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent): Shad
         next = {
           ...next,
           active: next.active || summary.provider === SHADOW_ENGINE,
-          // an index folds earlier checkpoints, not messages: only digests add to "shadowed"
+          // an index folds earlier checkpoints, not messages: only digests and states add to "shadowed"
           shadowed: next.shadowed + (kind === 'index' ? 0 : summary.messages),
           checkpointCount: next.checkpointCount + 1,
           checkpoints: [...next.checkpoints, checkpoint].slice(-MAX_CHECKPOINTS),
