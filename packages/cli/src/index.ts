@@ -1,4 +1,3 @@
 export { main, program } from './main.ts'
 export { exportSession, repairSession, verifySession, type RepairReport, type SessionVerdict } from './operations.ts'
-export { openDshLogs, type DshLogs } from './dsh-log.ts'
 export { EXIT } from './format.ts'

@@ -18,7 +18,7 @@ import {
   type ShadowSession,
 } from '@dsh-shadow/store'
 import { resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
-import { openDshLogs, type DshLogs } from './dsh-log.ts'
+import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
 import { CliError, consoleOutput, EXIT, table, time, type Output } from './format.ts'
 import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 

@@ -1,7 +1,7 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
 import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
 import { captureLog, checkpointsOfLog } from 'dsh-shadow-context'
-import type { DshLogs } from './dsh-log.ts'
+import type { DshLogs } from 'dsh-shadow-context'
 import { time } from './format.ts'
 
 export interface SessionVerdict {

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openDshLogs } from '@dsh-shadow/cli'
+import { openDshLogs } from 'dsh-shadow-context'
 import { ShadowStore } from '@dsh-shadow/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 

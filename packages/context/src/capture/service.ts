@@ -26,6 +26,7 @@ import {
   type IngestReport,
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
+import { failpoint } from '../failpoint.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -322,7 +323,9 @@ export class ShadowCapture extends Service {
     const batchWeight = this.retryWeight + weight
     if (batch.length === 0) return
     try {
+      failpoint('capture.before-write')
       this.count(await (await this.opening).ingest(batch))
+      failpoint('capture.after-write')
       this.retry = []
       this.retryWeight = 0
       this.health.batches += 1

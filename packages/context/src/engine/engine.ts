@@ -28,6 +28,7 @@ import { BlockAssembler, CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorC
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { checkpointId as makeCheckpointId, sessionTag } from '@dsh-shadow/store'
 import { newCursor, advance } from '../capture/cursor.ts'
+import { failpoint } from '../failpoint.ts'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
 import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
@@ -401,6 +402,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
       if (!confirmed.ok) {
         throw new CompactionRefused(`the shadow store could not confirm ${confirmed.missing.length + confirmed.mismatched.length} of ${shadowedSeqs.length} originals; nothing was elided`)
       }
+      failpoint('engine.after-confirm')
       signal?.throwIfAborted()
       if (session.surface.nodes.join(',') !== surfaceBefore) throw new CompactionRefused('the surface changed while the checkpoint was prepared')
       const summaryData = {
@@ -419,10 +421,12 @@ export class ShadowCompactionEngine extends CompactionEngine {
       const summaryEvent = built.rawOutput === undefined
         ? session.append('compaction/summary', summaryData)
         : session.append('compaction/summary', { ...summaryData, rawOutput: built.rawOutput, llmStreamCall: true })
+      failpoint('engine.before-replace')
       const replacement = session.append('user/message', checkpointMessage, {
         surfaceOp: { op: 'replace', start: shadowedSeqs[0]!, end: shadowedSeqs.at(-1)! },
         sourceEventSeqs: [startEvent.seq, summaryEvent.seq, ...shadowedSeqs],
       })
+      failpoint('engine.after-replace')
       const endEvent = session.append('compaction/end', lifecycle)
       this.ctx.shadowCapture.noteCheckpoint({
         checkpointId: compactionId,

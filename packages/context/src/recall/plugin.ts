@@ -13,6 +13,7 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import type { ShadowCapture } from '../capture/service.ts'
+import { failpoint } from '../failpoint.ts'
 import { RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
@@ -152,6 +153,7 @@ export class ShadowRecall {
       execute: async (args, exec) => {
         try {
           const outcome = await (await this.resolver(exec)).read(args as ReadArgs)
+          failpoint('recall.during-read')
           await this.record(exec, 'read', undefined, outcome.shadowIds, outcome.checkpointIds)
           return outcome.text
         } catch (error) {

@@ -1,0 +1,206 @@
+/**
+ * bench:quality — retrieval quality of ShadowStore.search on a labeled set of long coding-agent
+ * sessions (bench/quality-set.ts), side by side with two baselines:
+ *
+ * - literal: upstream's proposal, a case-insensitive substring scan of the session's messages for
+ *   the whole query string, newest first. This is the `literal` of the RESULT line.
+ *   A second, fairer variant ("literal-any") matches a message when it contains any query token
+ *   (whitespace-separated, edge punctuation trimmed; ≥ 3 characters, or ≥ 2 for a CJK token), newest first.
+ * - bm25: a plain FTS5 table in a separate in-memory database with the default `unicode61`
+ *   tokenizer (no stemming, no CJK segmentation, no trigram); the query's unicode61 tokens are
+ *   OR-ed as quoted strings and ordered by bm25().
+ *
+ * Every question is searched within its own session only, top 10. Recall@k counts a question as
+ * found when any relevant message is in the top k; nDCG@10 uses binary relevance.
+ *
+ * QUALITY_DETAILS=1 prints, for each question ours misses at 5, what ranked above the answer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
+import { qualitySet, type QualityQuestion } from './quality-set.ts'
+import { printTable, result } from './report.ts'
+
+const K = 10
+const details = process.env['QUALITY_DETAILS'] === '1'
+const started = performance.now()
+
+const set = qualitySet()
+const dir = mkdtempSync(join(tmpdir(), 'bench-quality-'))
+const store = await ShadowStore.open(join(dir, 'shadow.db'))
+for (const session of set.sessions) await store.append(session.messages)
+
+const bySession = new Map<string, ShadowMessageInput[]>()
+for (const session of set.sessions) bySession.set(session.sessionId, session.messages.toSorted((a, b) => b.seq - a.seq))
+const messageAt = (sessionId: string, seq: number): ShadowMessageInput => bySession.get(sessionId)!.find(message => message.seq === seq)!
+
+// ---- rankers ----------------------------------------------------------------------------------------
+
+type Ranker = (question: QualityQuestion) => Promise<number[]> | number[]
+
+const ours: Ranker = async question => {
+  try {
+    const found = await store.search(question.query, { sessionId: question.sessionId, limit: K })
+    return found.hits.map(hit => hit.message.seq)
+  } catch {
+    return []
+  }
+}
+
+const literal: Ranker = question => {
+  const needle = question.query.toLowerCase()
+  const out: number[] = []
+  for (const message of bySession.get(question.sessionId)!) {
+    if (message.text.toLowerCase().includes(needle)) out.push(message.seq)
+    if (out.length === K) break
+  }
+  return out
+}
+
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+function literalTokens(query: string): string[] {
+  const tokens = query.toLowerCase().split(/\s+/).map(token => token.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, ''))
+  return [...new Set(tokens.filter(token => [...token].length >= (CJK.test(token) ? 2 : 3)))]
+}
+
+const literalAny: Ranker = question => {
+  const needles = literalTokens(question.query)
+  const out: number[] = []
+  if (needles.length === 0) return out
+  for (const message of bySession.get(question.sessionId)!) {
+    const text = message.text.toLowerCase()
+    if (needles.some(needle => text.includes(needle))) out.push(message.seq)
+    if (out.length === K) break
+  }
+  return out
+}
+
+const plain = new DatabaseSync(':memory:')
+plain.exec('CREATE VIRTUAL TABLE plain USING fts5(body, session UNINDEXED, seq UNINDEXED)')
+{
+  const insert = plain.prepare('INSERT INTO plain(body, session, seq) VALUES (?, ?, ?)')
+  plain.exec('BEGIN')
+  for (const session of set.sessions) for (const message of session.messages) insert.run(message.text, session.sessionId, message.seq)
+  plain.exec('COMMIT')
+}
+const plainQuery = plain.prepare('SELECT seq FROM plain WHERE plain MATCH ? AND session = ? ORDER BY bm25(plain) LIMIT ?')
+const bm25: Ranker = question => {
+  const tokens = [...new Set([...question.query.matchAll(/[\p{L}\p{N}\p{M}]+/gu)].map(match => match[0].toLowerCase()))]
+  if (tokens.length === 0) return []
+  const match = tokens.map(token => `"${token.replaceAll('"', '""')}"`).join(' OR ')
+  return (plainQuery.all(match, question.sessionId, K) as Array<{ seq: number }>).map(row => Number(row.seq))
+}
+
+const RANKERS: ReadonlyArray<{ name: string; run: Ranker }> = [
+  { name: 'ours', run: ours },
+  { name: 'bm25', run: bm25 },
+  { name: 'literal', run: literal },
+  { name: 'literal-any', run: literalAny },
+]
+
+// ---- metrics ----------------------------------------------------------------------------------------
+
+interface Scores {
+  r1: number
+  r5: number
+  r10: number
+  ndcg: number
+  /** 1-based rank of the first relevant message in the top K, or 0. */
+  rank: number
+}
+
+function score(ranked: readonly number[], relevant: readonly number[]): Scores {
+  const wanted = new Set(relevant)
+  const first = ranked.findIndex(seq => wanted.has(seq))
+  let dcg = 0
+  ranked.slice(0, K).forEach((seq, index) => {
+    if (wanted.has(seq)) dcg += 1 / Math.log2(index + 2)
+  })
+  let ideal = 0
+  for (let index = 0; index < Math.min(K, wanted.size); index += 1) ideal += 1 / Math.log2(index + 2)
+  const hit = (k: number): number => (first !== -1 && first < k ? 1 : 0)
+  return { r1: hit(1), r5: hit(5), r10: hit(10), ndcg: dcg / ideal, rank: first + 1 }
+}
+
+const results = new Map<string, Array<{ question: QualityQuestion; ranked: number[]; scores: Scores }>>()
+const timings = new Map<string, number>()
+for (const ranker of RANKERS) {
+  const rows: Array<{ question: QualityQuestion; ranked: number[]; scores: Scores }> = []
+  const t0 = performance.now()
+  for (const question of set.questions) {
+    const ranked = await ranker.run(question)
+    rows.push({ question, ranked, scores: score(ranked, question.relevant) })
+  }
+  timings.set(ranker.name, (performance.now() - t0) / set.questions.length)
+  results.set(ranker.name, rows)
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length
+}
+
+function aggregate(name: string, keep: (question: QualityQuestion) => boolean): Scores & { n: number } {
+  const rows = results.get(name)!.filter(row => keep(row.question))
+  return {
+    n: rows.length,
+    r1: mean(rows.map(row => row.scores.r1)),
+    r5: mean(rows.map(row => row.scores.r5)),
+    r10: mean(rows.map(row => row.scores.r10)),
+    ndcg: mean(rows.map(row => row.scores.ndcg)),
+    rank: 0,
+  }
+}
+
+const messages = set.sessions.reduce((sum, session) => sum + session.messages.length, 0)
+console.log(`quality set: ${set.sessions.length} sessions, ${messages} messages (${set.sessions.map(session => session.messages.length).join(' / ')}), ${set.questions.length} questions; search within the question's session, top ${K}`)
+
+printTable('overall', ['ranker', 'R@1', 'R@5', 'R@10', 'nDCG@10', 'ms/query'], RANKERS.map(ranker => {
+  const all = aggregate(ranker.name, () => true)
+  return [ranker.name, all.r1, all.r5, all.r10, all.ndcg, timings.get(ranker.name)!]
+}))
+
+function breakdown(title: string, key: (question: QualityQuestion) => string): void {
+  const groups = [...new Set(set.questions.map(key))]
+  printTable(title, ['group', 'n', 'ours R@1', 'ours R@5', 'ours R@10', 'ours nDCG', 'bm25 R@5', 'bm25 nDCG', 'literal R@5', 'lit-any R@5'], groups.map(group => {
+    const keep = (question: QualityQuestion): boolean => key(question) === group
+    const o = aggregate('ours', keep)
+    const b = aggregate('bm25', keep)
+    return [group, o.n, o.r1, o.r5, o.r10, o.ndcg, b.r5, b.ndcg, aggregate('literal', keep).r5, aggregate('literal-any', keep).r5]
+  }))
+}
+
+breakdown('by category', question => question.category)
+breakdown('by query language', question => question.language)
+breakdown('by query style', question => question.style)
+breakdown('by depth of the answer', question => question.depth)
+breakdown('by role of the answer', question => question.where)
+
+// Head-to-head at 5: where ours and plain BM25 disagree.
+const oursRows = results.get('ours')!
+const bm25Rows = results.get('bm25')!
+const oursOnly = oursRows.filter((row, index) => row.scores.r5 === 1 && bm25Rows[index]!.scores.r5 === 0).length
+const bm25Only = oursRows.filter((row, index) => row.scores.r5 === 0 && bm25Rows[index]!.scores.r5 === 1)
+console.log(`\nat 5: ours finds ${oursOnly} questions plain BM25 misses; plain BM25 finds ${bm25Only.length} that ours misses${bm25Only.length === 0 ? '' : ` (${bm25Only.map(row => row.question.id).join(', ')})`}`)
+
+if (details) {
+  const clip = (text: string, width = 110): string => {
+    const flat = text.replace(/\s+/g, ' ').trim()
+    return flat.length > width ? `${flat.slice(0, width)}…` : flat
+  }
+  console.log('\nquestions ours misses at 5:')
+  oursRows.forEach((row, index) => {
+    if (row.scores.r5 === 1) return
+    const { question } = row
+    console.log(`\n[${question.id}] ${question.category}/${question.language} ${JSON.stringify(question.query)}  ours rank ${row.scores.rank || '>10'}, bm25 rank ${bm25Rows[index]!.scores.rank || '>10'}`)
+    for (const seq of question.relevant) console.log(`  relevant #${seq} (${messageAt(question.sessionId, seq).role}): ${clip(messageAt(question.sessionId, seq).text)}`)
+    for (const seq of row.ranked.slice(0, 3)) console.log(`  ours    #${seq} (${messageAt(question.sessionId, seq).role}): ${clip(messageAt(question.sessionId, seq).text)}`)
+  })
+}
+
+await store.close()
+rmSync(dir, { recursive: true, force: true })
+console.log(`\nwall time ${((performance.now() - started) / 1000).toFixed(1)} s. "literal" in RESULT is upstream's whole-query substring scan, newest first.`)
+const r5 = (name: string): string => aggregate(name, () => true).r5.toFixed(3)
+result('quality', { recall5: r5('ours'), literal_recall5: r5('literal'), bm25_recall5: r5('bm25') })
