@@ -43,7 +43,8 @@ type Ranker = (question: QualityQuestion) => Promise<number[]> | number[]
 const ours: Ranker = async question => {
   try {
     const found = await store.search(question.query, { sessionId: question.sessionId, limit: K })
-    return found.hits.map(hit => hit.message.seq)
+    // A tool result hit carries its call (one unit, shown together): it answers for either message.
+    return found.hits.map(hit => (hit.call !== undefined && question.relevant.includes(hit.call.seq) ? hit.call.seq : hit.message.seq))
   } catch {
     return []
   }

@@ -116,13 +116,57 @@ export interface AnalyzedQuery {
   readonly grams: readonly string[]
   /** The query's literal pieces, lowercased, for snippet marking and literal matching. */
   readonly literals: readonly string[]
+  /** The query asks for the current state ("latest", "now", "目前"): newer answers should win. */
+  readonly recency: boolean
 }
+
+/**
+ * Words that ask for the newest state of something rather than name a topic. They are taken out
+ * of the query terms (no message needs to contain "latest") and turn on recency ordering.
+ */
+const RECENCY_CUE = /\b(?:latest|newest|current|currently|now|most\s+recent(?:ly)?|as\s+of\s+now)\b/giu
+const CJK_RECENCY_CUE = /最新|现在|目前|当前|眼下|如今/gu
 
 /** Tokens as unicode61 sees them: runs of letters, digits and marks. */
 const LATIN_TOKEN = /[\p{L}\p{N}\p{M}]+/gu
 
+/**
+ * Question and filler words of CJK queries. They stay in the index (a message may be about "why");
+ * in a query they only dilute: "数据库迁移是什么时候做的" is about 数据库迁移, not about 什么时候.
+ */
+const CJK_QUERY_STOPWORDS = new Set([
+  ...CJK_STOPWORDS,
+  '什么', '时候', '什么时候', '怎么', '怎么样', '怎样', '为什么', '为何', '哪个', '哪些', '哪里', '哪儿', '哪', '多少', '几', '谁',
+  '有', '有没有', '是否', '如何', '一下', '那个', '这个', '那些', '这些', '之前', '以前', '后来', '多久', '请问', '能', '可以',
+  '现在', '最新', '目前', '当前', '最后', '一共', '总共', '呀', '么', '做', '用', '说', '提到', '讨论',
+])
+
+/**
+ * The topical chunks of one CJK query run: maximal runs of dictionary words that are not query
+ * stopwords. Bigrams are then taken inside a chunk only, so none straddles a dropped word. A run
+ * made only of stopwords is kept whole (the user asked about exactly that).
+ */
+export function cjkQueryChunks(run: string): string[] {
+  const chunks: string[] = []
+  let chunk = ''
+  for (const part of cjkSegmenter().segment(run)) {
+    if (part.isWordLike && !CJK_QUERY_STOPWORDS.has(part.segment)) {
+      chunk += part.segment
+      continue
+    }
+    if (chunk.length > 0) chunks.push(chunk)
+    chunk = ''
+  }
+  if (chunk.length > 0) chunks.push(chunk)
+  return chunks.length > 0 ? chunks : [run]
+}
+
 export function analyzeQuery(query: string): AnalyzedQuery {
-  const clean = normalize(query).trim()
+  const normalized = normalize(query).trim()
+  const stripped = normalized.replace(RECENCY_CUE, ' ').replace(CJK_RECENCY_CUE, ' ').trim()
+  // A query that is nothing but a cue word is a search for that word.
+  const recency = stripped !== normalized && /[\p{L}\p{N}]/u.test(stripped)
+  const clean = recency ? stripped : normalized
   const words: string[] = []
   const grams: string[] = []
   const literals: string[] = []
@@ -131,11 +175,14 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     if (lower.length > 0 && !list.includes(lower)) list.push(lower)
   }
   for (const match of clean.matchAll(CJK_RUN)) {
-    const run = match[0]
-    add(literals, run)
-    for (const word of cjkWords(run)) add(words, word)
-    for (const gram of cjkBigrams(run)) add(words, gram)
-    if ([...run].length >= 3) add(grams, run)
+    for (const chunk of cjkQueryChunks(match[0])) {
+      const chars = [...chunk]
+      add(literals, chunk)
+      if (chars.length >= 2 && chars.length <= 4) add(words, chunk)
+      for (const word of cjkWords(chunk)) if ([...word].length >= 2) add(words, word)
+      for (const gram of cjkBigrams(chunk)) add(words, gram)
+      if (chars.length >= 3) add(grams, chunk)
+    }
   }
   const latin = clean.replace(CJK_RUN, ' ')
   for (const piece of latin.split(/\s+/)) {
@@ -149,7 +196,7 @@ export function analyzeQuery(query: string): AnalyzedQuery {
       for (const part of camelParts(token[0])) if (part !== token[0]) add(words, part)
     }
   }
-  return { words: words.slice(0, MAX_QUERY_TERMS), grams: grams.slice(0, MAX_QUERY_TERMS), literals: literals.slice(0, MAX_QUERY_TERMS) }
+  return { words: words.slice(0, MAX_QUERY_TERMS), grams: grams.slice(0, MAX_QUERY_TERMS), literals: literals.slice(0, MAX_QUERY_TERMS), recency }
 }
 
 /** One FTS5 string literal: double quotes doubled, so any text is matched as a phrase, never parsed. */

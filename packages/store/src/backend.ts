@@ -66,6 +66,14 @@ export interface IndexResult {
   readonly windowed: boolean
 }
 
+export interface FrequencyQuery {
+  readonly segments: readonly LineageSegment[]
+  readonly index: 'words' | 'grams'
+  readonly terms: readonly string[]
+  /** Stop counting a term at this many messages. */
+  readonly cap: number
+}
+
 export interface ReadQuery extends MessageFilter {
   readonly limit: number
   /** Newest first instead of oldest first. */
@@ -101,6 +109,8 @@ export interface ShadowBackend {
   listRecalls(sessionId: string): Awaitable<ShadowRecall[]>
 
   searchIndex(query: IndexQuery): Awaitable<IndexResult>
+  /** Per term (same order): how many messages in scope contain it, counted up to `cap`. */
+  documentFrequencies(query: FrequencyQuery): Awaitable<number[]>
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>

@@ -71,9 +71,9 @@ export function coverageTerms(words: readonly string[]): string[] {
 const TOKEN = /[\p{L}\p{N}]+/gu
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
-/** Share of the coverage terms a text contains (as stemmed tokens, camelCase parts, or CJK substrings). */
-export function coverage(text: string, terms: readonly string[]): number {
-  if (terms.length === 0) return 0
+/** Which of the coverage terms a text contains (as stemmed tokens, camelCase parts, or CJK substrings). */
+export function coveredTerms(text: string, terms: readonly string[]): boolean[] {
+  if (terms.length === 0) return []
   const sample = text.length > 200_000 ? text.slice(0, 200_000) : text
   const tokens = new Set<string>()
   for (const match of sample.matchAll(TOKEN)) {
@@ -82,9 +82,30 @@ export function coverage(text: string, terms: readonly string[]): number {
     for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) tokens.add(stem(part))
   }
   const lower = sample.toLowerCase()
-  let hits = 0
-  for (const term of terms) if (tokens.has(term) || (CJK.test(term) && lower.includes(term))) hits += 1
-  return hits / terms.length
+  return terms.map(term => tokens.has(term) || (CJK.test(term) && lower.includes(term)))
+}
+
+/** Share of the coverage terms a text contains. */
+export function coverage(text: string, terms: readonly string[]): number {
+  if (terms.length === 0) return 0
+  return coveredTerms(text, terms).filter(Boolean).length / terms.length
+}
+
+/**
+ * Share of the query's weight a text covers, each term weighted (e.g. by inverse document
+ * frequency). Terms without a weight count 1; with no weights this is plain coverage.
+ */
+export function weightedCoverage(text: string, terms: readonly string[], weights: ReadonlyMap<string, number>): number {
+  if (terms.length === 0) return 0
+  const hits = coveredTerms(text, terms)
+  let total = 0
+  let covered = 0
+  terms.forEach((term, index) => {
+    const weight = weights.get(term) ?? 1
+    total += weight
+    if (hits[index]) covered += weight
+  })
+  return total === 0 ? 0 : covered / total
 }
 
 export interface Snippet {

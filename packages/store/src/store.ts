@@ -9,7 +9,7 @@ import type { IndexHit, MessageFilter, PreparedMessage, ShadowBackend } from './
 import { invalid, ShadowStoreError } from './errors.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { parseShadowId, sessionTag, shadowId } from './ids.ts'
-import { coverage, coverageTerms, fuseRankings, snippet } from './ranking.ts'
+import { coverageTerms, fuseRankings, snippet, weightedCoverage, type RankedCandidate } from './ranking.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
   AppendResult,
@@ -32,6 +32,29 @@ const ROLES = new Set<ShadowRole>(['system', 'user', 'assistant', 'tool'])
 const MAX_ID_CHARS = 512
 
 export interface ShadowStoreOptions extends SqliteBackendOptions {}
+
+/** How far from a call its result may be stored (other events can sit between them). */
+const PARTNER_WINDOW = 8
+/** Document frequencies are counted up to this many matches. */
+const DF_CAP = 2_000
+/** With a recency cue, candidates within this share of the best coverage are ordered newest first. */
+const RECENCY_BAND = 0.6
+
+interface SearchUnit {
+  readonly message: ShadowMessage
+  readonly call?: ShadowMessage
+  /** What coverage and the snippet are computed on (call and result together for a unit). */
+  readonly text: string
+  readonly score: number
+}
+
+function messageKey(message: Pick<ShadowMessage, 'sessionId' | 'seq'>): string {
+  return `${message.sessionId}\u0000${message.seq}`
+}
+
+function bucket(covered: number): number {
+  return Math.round(covered * 20)
+}
 
 /** Where a read or search may look. */
 export interface ScopeOptions {
@@ -61,6 +84,8 @@ export interface SearchOptions extends ScopeOptions {
 
 export interface SearchHit {
   readonly message: ShadowMessage
+  /** For a tool result: the assistant message that called the tool (call and result rank as one unit). */
+  readonly call?: ShadowMessage
   readonly score: number
   readonly snippet: string
   readonly matched: readonly string[]
@@ -584,19 +609,100 @@ export class ShadowStore {
     const grams = analyzed.grams.length > 0 ? await this.backend.searchIndex({ ...filter, index: 'grams', terms: analyzed.grams, operator: 'or', limit: pool, rankWindow }) : none
     const fused = fuseRankings(
       [{ name: 'all', weight: 1, items: all.hits }, { name: 'any', weight: 1, items: any.hits }, { name: 'grams', weight: 1, items: grams.hits }],
-      hit => `${hit.message.sessionId}\u0000${hit.message.seq}`,
+      hit => messageKey(hit.message),
       (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq,
     )
+    const units = await this.callUnits(fused, segments, options.roles === undefined || options.roles.includes('tool'))
     const terms = coverageTerms(analyzed.words)
-    const ranked = fused
-      .map(entry => ({ entry, covered: Math.round(coverage(entry.item.message.text, terms) * 20) / 20 }))
-      .toSorted((a, b) => b.covered - a.covered || b.entry.score - a.entry.score || b.entry.item.message.time - a.entry.item.message.time)
-    const hits = ranked.slice(0, limit).map(({ entry }) => {
-      const cut = snippet(entry.item.message.text, analyzed.literals)
-      return { message: entry.item.message, score: entry.score, snippet: cut.text, matched: cut.matched }
+    const weights = await this.termWeights(terms, analyzed.words, segments)
+    const scored = units.map(unit => ({ unit, covered: weightedCoverage(unit.text, terms, weights) }))
+    // Buckets of 5% so near-equal coverage falls through to fusion score, then recency.
+    let ranked = scored.toSorted((a, b) => bucket(b.covered) - bucket(a.covered) || b.unit.score - a.unit.score || b.unit.message.time - a.unit.message.time)
+    if (analyzed.recency && ranked.length > 0) {
+      // "What is the current X": among the units that answer about as well as the best, newest first.
+      const best = ranked[0]!.covered
+      const close = (covered: number): boolean => covered >= best * RECENCY_BAND
+      ranked = [
+        ...ranked.filter(entry => close(entry.covered)).toSorted((a, b) => b.unit.message.time - a.unit.message.time || b.unit.message.seq - a.unit.message.seq),
+        ...ranked.filter(entry => !close(entry.covered)),
+      ]
+    }
+    const hits = ranked.slice(0, limit).map(({ unit }): SearchHit => {
+      const cut = snippet(unit.call === undefined ? unit.message.text : unit.text, analyzed.literals)
+      return { message: unit.message, ...(unit.call === undefined ? {} : { call: unit.call }), score: unit.score, snippet: cut.text, matched: cut.matched }
     })
     const searched = await this.backend.countMessages(filter)
-    return { hits, coverage: { searched, matched: fused.length, returned: hits.length }, literals: analyzed.literals }
+    return { hits, coverage: { searched, matched: units.length, returned: hits.length }, literals: analyzed.literals }
+  }
+
+  /**
+   * Fold each tool call into its result: the call's arguments and the result's output answer a
+   * question together ("what did grep find in server.ts"), so they rank as one unit, represented
+   * by the result and scored by the better of the two. Calls whose result is not stored (or
+   * messages with several calls) stay single; so do calls when a role filter leaves results out.
+   */
+  private async callUnits(fused: ReadonlyArray<RankedCandidate<IndexHit>>, segments: readonly LineageSegment[], foldCalls: boolean): Promise<SearchUnit[]> {
+    const units = new Map<string, SearchUnit>()
+    const add = (unit: SearchUnit): void => {
+      const key = messageKey(unit.message)
+      const existing = units.get(key)
+      if (existing === undefined || unit.score > existing.score) units.set(key, existing === undefined ? unit : { ...unit, score: Math.max(unit.score, existing.score) })
+    }
+    for (const entry of fused) {
+      const message = entry.item.message
+      if (foldCalls && message.role === 'assistant' && message.callId !== null && !message.callId.includes(' ')) {
+        const result = await this.partner(message, segments, 'after')
+        if (result !== undefined) {
+          add({ message: result, call: message, text: `${message.text}\n${result.text}`, score: entry.score })
+          continue
+        }
+      }
+      if (message.role === 'tool' && message.callId !== null) {
+        const call = await this.partner(message, segments, 'before')
+        if (call !== undefined) {
+          add({ message, call, text: `${call.text}\n${message.text}`, score: entry.score })
+          continue
+        }
+      }
+      add({ message, text: message.text, score: entry.score })
+    }
+    return [...units.values()]
+  }
+
+  /** The result of a call (`after`) or the call of a result (`before`): the nearest message with the same call id. */
+  private async partner(message: ShadowMessage, segments: readonly LineageSegment[], direction: 'before' | 'after'): Promise<ShadowMessage | undefined> {
+    const callId = message.callId!
+    const near = await this.backend.readMessages({
+      segments,
+      ...(direction === 'after' ? { fromSeq: message.seq + 1 } : { toSeq: message.seq - 1 }),
+      limit: PARTNER_WINDOW,
+      descending: direction === 'before',
+    })
+    return near.find(other => other.sessionId === message.sessionId && other.role !== message.role
+      && other.callId !== null && other.callId.split(' ').includes(callId))
+  }
+
+  /**
+   * Inverse document frequency of each coverage term within the scope, so covering a rare
+   * identifier counts for more than covering a common word. Frequencies are counted up to a cap:
+   * past it a term is common either way, and the count stays cheap on large stores.
+   */
+  private async termWeights(terms: readonly string[], words: readonly string[], segments: readonly LineageSegment[]): Promise<Map<string, number>> {
+    const weights = new Map<string, number>()
+    if (terms.length <= 1) return weights
+    const total = Math.max(1, await this.backend.countMessages({ segments }))
+    const sources = new Map<string, string>()
+    for (const word of words) {
+      const [term] = coverageTerms([word])
+      if (term !== undefined && !sources.has(term)) sources.set(term, word)
+    }
+    const queried = terms.map(term => sources.get(term) ?? term)
+    const frequencies = await this.backend.documentFrequencies({ segments, index: 'words', terms: queried, cap: DF_CAP })
+    terms.forEach((term, index) => {
+      const df = Math.min(frequencies[index] ?? 0, total)
+      weights.set(term, Math.log(1 + (total - df + 0.5) / (df + 0.5)))
+    })
+    return weights
   }
 
   // ---- maintenance ----------------------------------------------------------------------------

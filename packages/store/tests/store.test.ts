@@ -84,6 +84,56 @@ describe('ShadowStore', () => {
     expect(result.coverage).toEqual({ searched: 4, matched: 1, returned: 1 })
   })
 
+  it('ranks a tool call and its result as one unit, represented by the result', async () => {
+    await store.append([
+      message('s1', 1, 'read the gateway config please'),
+      message('s1', 2, 'shadow_fake grep {"pattern":"retryBudget","path":"src/gateway.ts"}', { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', toolName: 'grep', callId: 'call-1' }),
+      message('s1', 4, 'src/gateway.ts:88: const limit = 7', { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'grep', callId: 'call-1' }),
+      message('s1', 5, 'limit is mentioned in many places, like the limit of this chat'),
+    ])
+    // neither message alone holds both words; together they do
+    const result = await store.search('retryBudget limit', { sessionId: 's1' })
+    expect(result.hits[0]!.message.seq).toBe(4)
+    expect(result.hits[0]!.call!.seq).toBe(2)
+    expect(result.hits.filter(hit => hit.message.seq === 2)).toEqual([])
+    expect(result.hits[0]!.snippet).toContain('**retryBudget**')
+    // asked for assistant messages only, the call stays itself
+    const calls = await store.search('retryBudget', { sessionId: 's1', roles: ['assistant'] })
+    expect(calls.hits.map(hit => [hit.message.seq, hit.call])).toEqual([[2, undefined]])
+  })
+
+  it('weights coverage by rarity: the rare identifier beats the common word', async () => {
+    const filler = Array.from({ length: 30 }, (_, index) => message('s1', index + 10, `deploy step ${index} finished`))
+    await store.append([...filler, message('s1', 1, 'the orders_v2 table')])
+    // unweighted, thirty messages cover three of five query terms and the answer only two
+    const result = await store.search('deploy step finished orders_v2', { sessionId: 's1' })
+    expect(result.hits[0]!.message.seq).toBe(1)
+  })
+
+  it('answers "latest" and "目前" questions with the newest message that covers the topic', async () => {
+    await store.append([
+      message('s1', 1, 'The retry limit is 3 for the payment client.'),
+      message('s1', 2, 'Raised the payment client retry limit to 5 after the incident.'),
+      message('s1', 3, '支付客户端的重试次数设为三次'),
+      message('s1', 4, '支付客户端的重试次数改成五次了'),
+    ])
+    const first = async (query: string): Promise<number> => (await store.search(query, { sessionId: 's1' })).hits[0]!.message.seq
+    expect(await first('latest payment client retry limit')).toBe(2)
+    expect(await first('目前支付客户端的重试次数是多少')).toBe(4)
+    // the cue word alone is a search for that word
+    expect((await store.search('latest', { sessionId: 's1' })).hits).toEqual([])
+  })
+
+  it('drops question words from Chinese queries so they do not dilute the topic', async () => {
+    await store.append([
+      message('s1', 1, '数据库迁移在周四晚上完成'),
+      message('s1', 2, '什么时候吃午饭？大家都在问什么时候'),
+    ])
+    const result = await store.search('数据库迁移是什么时候做的', { sessionId: 's1' })
+    expect(result.hits.map(hit => hit.message.seq)).toEqual([1])
+    expect(result.literals).toContain('数据库迁移')
+  })
+
   it('treats FTS syntax in queries as data', async () => {
     await store.append([message('s1', 1, 'alpha beta'), message('s1', 2, 'NEAR(alpha beta) "quoted" *star* col:umn')])
     for (const query of ['NEAR(alpha', '"unbalanced', 'alpha OR', 'body:alpha', '*', '-alpha', '^alpha', 'alpha AND NOT beta', 'scope:x', '()', '"']) {

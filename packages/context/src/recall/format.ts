@@ -43,7 +43,8 @@ export function renderSearch(view: SearchView): string {
     const message = hit.message
     const where = message.elidedBy === null ? 'still in context' : `in checkpoint ${message.elidedBy}`
     const turn = message.turn === null ? '' : ` · turn ${message.turn}`
-    lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${turn} · ${where}`)
+    const call = hit.call === undefined ? '' : ` (called in ${hit.call.shadowId})`
+    lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${call}${turn} · ${where}`)
     lines.push(`   ${hit.snippet}`)
   })
   lines.push(`Read a hit with its neighbours: shadow_read {"id":"${view.hits[0]!.message.shadowId}","before":2,"after":2}`)

@@ -6,7 +6,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 
 import { dirname } from 'node:path'
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
-import type { IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from '../backend.ts'
+import type { FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -564,6 +564,16 @@ export class SqliteBackend implements ShadowBackend {
         ORDER BY score LIMIT ?
       `).all(...params as never[]) as Row[]
       return { hits: rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })), windowed: floor > 0 }
+    })
+  }
+
+  documentFrequencies(query: FrequencyQuery): number[] {
+    if (query.segments.length === 0) return query.terms.map(() => 0)
+    return this.guard('count terms', () => {
+      const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
+      const scopes = [...new Set(query.segments.map(segment => ftsString(`s${segment.tag}`)))].join(' OR ')
+      const count = this.db.prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
+      return query.terms.map(term => (count.get(`body : (${ftsString(term)}) AND scope : (${scopes})`, Math.max(1, Math.floor(query.cap))) as Row)['n'] as number)
     })
   }
 
