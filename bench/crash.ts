@@ -22,7 +22,7 @@ printTable('crash harness', ['', 'count'], [
   ['attempts', outcome.attempts],
   ['kills (SIGKILL delivered)', outcome.kills],
   ...Object.entries(outcome.byPoint).map(([point, count]) => [`  at ${point}`, count]),
-  ['checkpoints checked after kills', outcome.checkpointsChecked],
+  ['checkpoint checks after kills (each kill re-checks all)', outcome.checkpointsChecked],
   ['lost', outcome.lost],
   ['duplicated or stale', outcome.duplicated],
   ['mismatched', outcome.mismatched],

@@ -8,19 +8,35 @@ export interface Output {
   progress(label: string, done: number, total: number): void
 }
 
-export function consoleOutput(json: boolean): Output {
+/** Where one run writes: the process streams for the binary, buffers for in-process callers (tests). */
+export interface CliIo {
+  stdout(text: string): void
+  stderr(text: string): void
+  /** Progress redraws one line in place only on a terminal. */
+  readonly stderrIsTTY: boolean
+}
+
+export const PROCESS_IO: CliIo = {
+  stdout: text => void process.stdout.write(text),
+  stderr: text => void process.stderr.write(text),
+  get stderrIsTTY() {
+    return process.stderr.isTTY === true
+  },
+}
+
+export function consoleOutput(json: boolean, io: CliIo = PROCESS_IO): Output {
   let last = 0
   return {
     json,
-    out: text => process.stdout.write(`${text}\n`),
-    err: text => process.stderr.write(`${text}\n`),
+    out: text => io.stdout(`${text}\n`),
+    err: text => io.stderr(`${text}\n`),
     progress: (label, done, total) => {
       const now = Date.now()
       if (done < total && now - last < 250) return
       last = now
       const line = `${label}: ${done}/${total}${total > 0 ? ` (${Math.floor((done / total) * 100)}%)` : ''}`
-      if (process.stderr.isTTY === true) process.stderr.write(`\r${line}${done >= total ? '\n' : ''}`)
-      else if (done >= total || done % 1_000 === 0) process.stderr.write(`${line}\n`)
+      if (io.stderrIsTTY) io.stderr(`\r${line}${done >= total ? '\n' : ''}`)
+      else if (done >= total || done % 1_000 === 0) io.stderr(`${line}\n`)
     },
   }
 }

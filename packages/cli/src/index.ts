@@ -1,3 +1,3 @@
-export { main, program } from './main.ts'
+export { main, program, runCli } from './main.ts'
 export { exportSession, repairSession, verifySession, type RepairReport, type SessionVerdict } from './operations.ts'
-export { EXIT } from './format.ts'
+export { EXIT, PROCESS_IO, type CliIo } from './format.ts'

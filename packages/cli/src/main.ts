@@ -3,7 +3,7 @@
  * and the store the way dsh and the plugin do ($DSH_HOME, then ~/.dsh; <home>/shadow-context/
  * shadow.db), or takes them as options. Every command has `--json`.
  */
-import { existsSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { Command, CommanderError, Option } from 'commander'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
@@ -12,6 +12,7 @@ import {
   isShadowId,
   isShadowStoreError,
   parseTimeRange,
+  sessionTag,
   ShadowStore,
   type ShadowMessage,
   type ShadowRole,
@@ -19,8 +20,9 @@ import {
 } from '@dsh-shadow/store'
 import { resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
 import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
-import { CliError, consoleOutput, EXIT, table, time, type Output } from './format.ts'
-import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
+import { parseDuration, parseSize } from './units.ts'
+import { bodyOf, exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 
 interface GlobalOptions {
   home?: string
@@ -34,10 +36,25 @@ interface Runtime {
   readonly output: Output
 }
 
-function runtime(command: Command): Runtime {
+/** One run of the CLI: where it writes, and the exit code a command settles on without failing (verify). */
+interface Invocation {
+  readonly io: CliIo
+  exitCode: number
+}
+
+/** A path option as given, refused when the file system could never take it. */
+function pathOption(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined
+  // node:fs throws an untyped TypeError on NUL; an empty path would silently mean the working directory
+  if (value.length === 0 || value.includes('\u0000')) throw new CliError(`${flag} must be a non-empty path without NUL characters`, EXIT.usage)
+  return value
+}
+
+function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
-  const home = resolve(resolveDshHome(options.home))
-  return { home, storePath: options.store === undefined ? resolveStorePath(undefined, home) : resolve(options.store), output: consoleOutput(options.json === true) }
+  const home = resolve(resolveDshHome(pathOption(options.home, '--home')))
+  const store = pathOption(options.store, '--store')
+  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 
 async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
@@ -56,9 +73,14 @@ async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>
 }
 
 async function withLogs<T>(rt: Runtime, run: (logs: DshLogs) => Promise<T>): Promise<T> {
-  const logs = await openDshLogs(rt.home)
+  // a home that cannot be read (a file, a name too long, no permission) is the user's to fix: say so in one line
+  const unreadable = (error: unknown): never => {
+    throw new CliError(`cannot read the dsh logs in ${rt.home}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+  }
+  const logs = await openDshLogs(rt.home).catch(unreadable)
+  const guarded: DshLogs = { root: logs.root, list: () => logs.list().catch(unreadable), load: sessionId => logs.load(sessionId).catch(unreadable), close: () => logs.close() }
   try {
-    return await run(logs)
+    return await run(guarded)
   } finally {
     await logs.close()
   }
@@ -66,6 +88,8 @@ async function withLogs<T>(rt: Runtime, run: (logs: DshLogs) => Promise<T>): Pro
 
 /** A full session id, a unique prefix of one, or its 6-character tag. */
 async function findSession(store: ShadowStore, reference: string): Promise<ShadowSession> {
+  // the empty prefix would match every session (and pick the only one of a one-session store)
+  if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const sessions = await store.sessions()
   const exact = sessions.find(session => session.sessionId === reference || session.tag === reference)
   if (exact !== undefined) return exact
@@ -73,6 +97,18 @@ async function findSession(store: ShadowStore, reference: string): Promise<Shado
   if (matches.length === 1) return matches[0]!
   if (matches.length > 1) throw new CliError(`"${reference}" matches ${matches.length} sessions; give more of the id`, EXIT.usage)
   throw new CliError(`no session "${reference}" in the shadow store`, EXIT.notFound)
+}
+
+/** The same references, resolved against the dsh log (repair rebuilds sessions the store may lack). */
+async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
+  if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
+  const ids = (await logs.list()).map(meta => meta.id as string)
+  const exact = ids.find(id => id === reference || sessionTag(id) === reference)
+  if (exact !== undefined) return exact
+  const matches = ids.filter(id => id.startsWith(reference))
+  if (matches.length === 1) return matches[0]!
+  if (matches.length > 1) throw new CliError(`"${reference}" matches ${matches.length} sessions; give more of the id`, EXIT.usage)
+  throw new CliError(`no session "${reference}" in the dsh log at ${logs.root}`, EXIT.notFound)
 }
 
 function speaker(message: ShadowMessage): string {
@@ -83,7 +119,7 @@ function speaker(message: ShadowMessage): string {
 }
 
 function transcript(messages: readonly ShadowMessage[]): string {
-  return messages.map(message => `── ${message.shadowId} · ${time(message.time)} UTC · ${speaker(message)}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · checkpoint ${message.elidedBy}`}\n${message.text}`).join('\n')
+  return messages.map(message => `── ${message.shadowId} · ${time(message.time)} UTC · ${speaker(message)}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · checkpoint ${message.elidedBy}`}\n${bodyOf(message)}`).join('\n')
 }
 
 function int(value: string, label: string): number {
@@ -92,8 +128,22 @@ function int(value: string, label: string): number {
   return parsed
 }
 
-export function program(): Command {
+/** The command tree, writing to `io` (default: the process streams). */
+export function program(io: CliIo = PROCESS_IO): Command {
+  return build({ io, exitCode: EXIT.ok })
+}
+
+function build(invocation: Invocation): Command {
+  const runtime = (command: Command): Runtime => runtimeOf(command, invocation.io)
   const root = new Command('dsh-shadow')
+    // Before any subcommand exists: subcommands copy these at creation. Without them a subcommand's
+    // usage error would call process.exit(1) itself (wrong code, and fatal to an in-process caller).
+    .exitOverride()
+    .configureOutput({
+      writeOut: text => invocation.io.stdout(text),
+      writeErr: text => invocation.io.stderr(text),
+      outputError: (text, write) => write(`${oneLine(text.trimEnd())}\n`),
+    })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
     .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
@@ -128,7 +178,7 @@ export function program(): Command {
         const entries = [
           ...checkpoints.map(checkpoint => ({
             time: checkpoint.createdAt, kind: checkpoint.trigger === 'index' ? 'index' : 'checkpoint', id: checkpoint.checkpointId,
-            detail: `${checkpoint.messageCount} msgs · seqs ${checkpoint.firstSeq}–${checkpoint.lastSeq} · originals ${time(checkpoint.timeFrom)} → ${time(checkpoint.timeTo)} · ${checkpoint.engine}${checkpoint.trigger === null || checkpoint.trigger === undefined ? '' : `/${checkpoint.trigger}`}${checkpoint.sessionId === session.sessionId ? '' : ` (from ${checkpoint.sessionId})`}`,
+            detail: `${checkpoint.expiredAt === null ? '' : `[originals expired ${time(checkpoint.expiredAt)}] `}${checkpoint.messageCount} msgs · seqs ${checkpoint.firstSeq}–${checkpoint.lastSeq} · originals ${time(checkpoint.timeFrom)} → ${time(checkpoint.timeTo)} · ${checkpoint.engine}${checkpoint.trigger === null || checkpoint.trigger === undefined ? '' : `/${checkpoint.trigger}`}${checkpoint.sessionId === session.sessionId ? '' : ` (from ${checkpoint.sessionId})`}`,
           })),
           ...recalls.map(recall => ({
             time: recall.time, kind: `recall:${recall.kind}`, id: String(recall.recallId),
@@ -222,10 +272,15 @@ export function program(): Command {
       await withStore(rt, async store => {
         const session = await findSession(store, reference)
         const text = await exportSession(store, session, options.format, (done, total) => rt.output.progress('export', done, total))
-        if (options.output === undefined) process.stdout.write(text)
+        const output = pathOption(options.output, '--output')
+        if (output === undefined) invocation.io.stdout(text)
         else {
-          writeFileSync(options.output, text, { mode: 0o600 })
-          rt.output.err(`wrote ${options.output}`)
+          try {
+            writeFileSync(output, text, { mode: 0o600 })
+          } catch (error) {
+            throw new CliError(`cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+          }
+          rt.output.err(`wrote ${output}`)
         }
       })
     })
@@ -258,7 +313,7 @@ export function program(): Command {
         rt.output.out(!lost && !mismatched && !extra ? 'verify: clean' : 'verify: the store differs from the dsh log (run `dsh-shadow repair <session>`)')
       }
       const code = (lost ? 1 : 0) | (mismatched ? 2 : 0) | (extra ? 4 : 0)
-      if (code !== 0) process.exitCode = EXIT.verify + code
+      if (code !== 0) invocation.exitCode = EXIT.verify + code
     })
 
   root.command('repair')
@@ -269,13 +324,16 @@ export function program(): Command {
     .action(async (reference: string | undefined, options: { all?: boolean; fresh?: boolean }, command: Command) => {
       const rt = runtime(command)
       if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
+      // Resolve what to rebuild before --fresh moves anything: a typo must not leave an empty store behind.
+      const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
       if (options.fresh === true && existsSync(rt.storePath)) {
+        // only a store file is set aside: renaming a directory named by mistake would move whatever it holds
+        if (!statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
         const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
         for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
         rt.output.err(`set the old store aside as ${aside}`)
       }
       const reports = await withStore(rt, store => withLogs(rt, async logs => {
-        const ids = options.all === true ? (await logs.list()).map(meta => meta.id) : [reference!]
         const out = []
         for (const [index, id] of ids.entries()) {
           out.push(await repairSession(store, logs, id))
@@ -295,6 +353,35 @@ export function program(): Command {
       rt.output.out(rt.output.json ? JSON.stringify({ reindexed: rows }) : `reindexed ${rows} messages`)
     })
 
+  root.command('gc')
+    .description('retention: drop stored originals of the oldest checkpoints until the budgets hold (never the live surface)')
+    .option('--session-budget <size>', 'bytes one session may keep, e.g. 50MB')
+    .option('--workspace-budget <size>', 'bytes all sessions of one workspace may keep, e.g. 1GB')
+    .option('--max-age <duration>', 'drop originals of checkpoints older than this, e.g. 30d')
+    .option('--dry-run', 'show what would be dropped, drop nothing')
+    .option('--vacuum', 'afterwards give the freed space back to the file system (rewrites the file)')
+    .action(async (options: { sessionBudget?: string; workspaceBudget?: string; maxAge?: string; dryRun?: boolean; vacuum?: boolean }, command: Command) => {
+      const rt = runtime(command)
+      const policy = {
+        ...(options.sessionBudget === undefined ? {} : { sessionBytes: parseSize(options.sessionBudget, '--session-budget') }),
+        ...(options.workspaceBudget === undefined ? {} : { workspaceBytes: parseSize(options.workspaceBudget, '--workspace-budget') }),
+        ...(options.maxAge === undefined ? {} : { maxAgeMs: parseDuration(options.maxAge, '--max-age') }),
+        dryRun: options.dryRun === true,
+      }
+      if (Object.keys(policy).length === 1) throw new CliError('gc needs --session-budget, --workspace-budget or --max-age', EXIT.usage)
+      await withStore(rt, async store => {
+        const report = await store.gc(policy)
+        if (options.vacuum === true && !report.dryRun && report.rows > 0) await store.vacuum()
+        if (rt.output.json) return rt.output.out(JSON.stringify(report))
+        const verb = report.dryRun ? 'would drop' : 'dropped'
+        rt.output.out(`${verb} ${report.rows} originals (${(report.bytes / 1024 / 1024).toFixed(2)} MiB) of ${report.expired.length} checkpoints`)
+        if (report.expired.length > 0) {
+          rt.output.out(table(['checkpoint', 'session', 'messages', 'bytes', 'why'], report.expired.map(entry => [entry.checkpointId, entry.sessionId, entry.rows, entry.bytes, `${entry.reason === 'age' ? 'older than --max-age' : `over the ${entry.reason} budget`}`])))
+        }
+        for (const over of report.overBudget) rt.output.out(`still over budget: ${over.scope} ${over.id} keeps ${over.bytes} bytes on its live surface (budget ${over.budget}); nothing older is left to drop`)
+      }, { readOnly: policy.dryRun })
+    })
+
   root.command('stats')
     .description('what the store holds')
     .action(async (_options: unknown, command: Command) => {
@@ -306,6 +393,7 @@ export function program(): Command {
           ['dsh home', rt.home], ['store', stats.path], ['schema', `v${stats.schemaVersion} (analyzer v${stats.analyzerVersion})`],
           ['sessions', stats.sessions], ['messages', stats.messages], ['checkpoints', stats.checkpoints], ['recalls', stats.recalls],
           ['size', `${(stats.bytes / 1024 / 1024).toFixed(2)} MiB (text ${(stats.textBytes / 1024 / 1024).toFixed(2)} MiB)`],
+          ['expired by retention', stats.expired],
         ]))
       })
     })
@@ -313,23 +401,45 @@ export function program(): Command {
   return root
 }
 
-/** Run the CLI; returns the exit code (errors are printed as one line). */
-export async function main(argv: readonly string[]): Promise<number> {
-  const cli = program().exitOverride()
+/**
+ * An error message as one terminal line: messages echo the input back, and input may hold newlines,
+ * escape sequences or megabytes. Control characters are escaped, the length capped.
+ */
+function oneLine(message: string): string {
+  let flat = ''
+  for (const char of message.slice(0, 2_000)) {
+    const code = char.charCodeAt(0)
+    // C0/C1 controls and the Unicode line separators would break the line or drive the terminal
+    flat += code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029 ? `\\u${code.toString(16).padStart(4, '0')}` : char
+  }
+  return flat.length > 1_000 || message.length > 2_000 ? `${flat.slice(0, 999)}…` : flat
+}
+
+/**
+ * Run the CLI once, in this process: output goes to `io`, nothing touches process.exitCode.
+ * Returns the exit code; errors are printed as one line.
+ */
+export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
+  const invocation: Invocation = { io, exitCode: EXIT.ok }
   try {
-    await cli.parseAsync([...argv], { from: 'user' })
-    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
+    await build(invocation).parseAsync([...argv], { from: 'user' })
+    return invocation.exitCode
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage
     if (error instanceof CliError) {
-      process.stderr.write(`dsh-shadow: ${error.message}\n`)
+      io.stderr(`dsh-shadow: ${oneLine(error.message)}\n`)
       return error.exitCode
     }
     if (isShadowStoreError(error)) {
-      process.stderr.write(`dsh-shadow: ${error.message}\n`)
+      io.stderr(`dsh-shadow: ${oneLine(error.message)}\n`)
       return error.code === 'INVALID_INPUT' ? EXIT.usage : error.code === 'NOT_FOUND' ? EXIT.notFound : EXIT.unavailable
     }
-    process.stderr.write(`dsh-shadow: ${error instanceof Error ? error.message : String(error)}\n`)
+    io.stderr(`dsh-shadow: ${oneLine(error instanceof Error ? error.message : String(error))}\n`)
     return EXIT.failure
   }
+}
+
+/** The binary's entry: the CLI on the process streams. */
+export function main(argv: readonly string[]): Promise<number> {
+  return runCli(argv, PROCESS_IO)
 }

@@ -1,5 +1,5 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
-import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
+import { hashEventJson, type IngestReport, type ShadowMessage, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
 import { captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
 import { time } from './format.ts'
@@ -75,6 +75,12 @@ export async function repairSession(store: ShadowStore, logs: DshLogs, sessionId
   return { sessionId, ...report }
 }
 
+/** A message's text, or why retention left none. */
+export function bodyOf(message: ShadowMessage): string {
+  if (message.expiredAt === null) return message.text
+  return `[original removed by retention on ${time(message.expiredAt)} UTC; the dsh session log still holds it]`
+}
+
 /** A session's visible history as Markdown, or as JSON lines of the exact log events. */
 export async function exportSession(store: ShadowStore, session: ShadowSession, format: 'md' | 'jsonl', progress: (done: number, total: number) => void): Promise<string> {
   const total = await store.count({ sessionId: session.sessionId })
@@ -88,10 +94,13 @@ export async function exportSession(store: ShadowStore, session: ShadowSession, 
     const page = await store.read({ sessionId: session.sessionId }, { fromSeq, limit: 500 })
     if (page.length === 0) break
     for (const message of page) {
-      if (format === 'jsonl') parts.push(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, event: JSON.parse(message.eventJson) as unknown })}\n`)
+      if (format === 'jsonl') {
+        const event = message.expiredAt === null ? JSON.parse(message.eventJson) as unknown : null
+        parts.push(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, ...(message.expiredAt === null ? {} : { expiredAt: message.expiredAt }), event })}\n`)
+      }
       else {
         const who = message.role === 'tool' ? `tool \`${message.toolName ?? '?'}\`` : message.eventType === 'request/header' ? 'system prompt' : message.role
-        parts.push(`\n## ${message.shadowId} · ${time(message.time)} UTC · ${who}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · in checkpoint ${message.elidedBy}`}\n\n${'````'}text\n${message.text}\n${'````'}\n`)
+        parts.push(`\n## ${message.shadowId} · ${time(message.time)} UTC · ${who}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · in checkpoint ${message.elidedBy}`}\n\n${'````'}text\n${bodyOf(message)}\n${'````'}\n`)
       }
     }
     done += page.length

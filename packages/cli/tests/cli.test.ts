@@ -3,7 +3,7 @@
  * dsh home written by a real dsh composition with Shadow Context.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -139,5 +139,40 @@ describe('dsh-shadow', () => {
     const help = cli('--help')
     expect(help.stdout).toMatch(/Usage: dsh-shadow/)
     for (const command of ['sessions', 'timeline', 'search', 'read', 'export', 'verify', 'repair', 'reindex', 'stats']) expect(help.stdout).toContain(command)
+  })
+
+  it('applies a retention budget: dry run first, then drops the oldest originals and says so everywhere', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'dsh-shadow-cli-gc-'))
+    try {
+      cpSync(home, copy, { recursive: true })
+      const run = (...args: string[]): { code: number; stdout: string; stderr: string } => {
+        const result = spawnSync(process.execPath, [BIN, '--home', copy, ...args], { encoding: 'utf8', env: { ...process.env, DSH_HOME: '' } })
+        return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
+      }
+      const statsOf = (): { messages: number; expired: number } => JSON.parse(run('--json', 'stats').stdout) as { messages: number; expired: number }
+      expect(run('gc').code).toBe(2)
+      expect(run('gc', '--session-budget', '5 parsecs').code).toBe(2)
+      expect(run('gc', '--max-age', 'soon').code).toBe(2)
+      const dry = run('--json', 'gc', '--session-budget', '20KB', '--dry-run')
+      expect(dry.code, dry.stderr).toBe(0)
+      const planned = JSON.parse(dry.stdout) as { dryRun: boolean; rows: number; expired: Array<{ checkpointId: string }> }
+      expect(planned.dryRun).toBe(true)
+      expect(planned.rows).toBeGreaterThan(0)
+      expect(statsOf().expired).toBe(0)
+
+      const done = run('gc', '--session-budget', '20KB', '--vacuum')
+      expect(done.code, done.stderr).toBe(0)
+      expect(done.stdout).toMatch(new RegExp(`dropped ${planned.rows} originals`))
+      expect(statsOf()).toMatchObject({ expired: planned.rows })
+      const oldest = planned.expired[0]!.checkpointId
+      expect(run('timeline', sessionId).stdout).toContain('[originals expired')
+      const read = run('read', oldest)
+      expect(read.code).toBe(0)
+      expect(read.stdout).toContain('original removed by retention')
+      // identity and hashes stay: the store still verifies against the dsh log
+      expect(run('verify', sessionId).code).toBe(0)
+    } finally {
+      rmSync(copy, { recursive: true, force: true })
+    }
   })
 })

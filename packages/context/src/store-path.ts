@@ -1,5 +1,5 @@
 /** Where the shadow store lives: inside the dsh home unless the user names an absolute path. */
-import { isAbsolute, join, relative, resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 
 export const DEFAULT_STORE_FILE = join('shadow-context', 'shadow.db')
@@ -10,16 +10,23 @@ export class StorePathError extends Error {
 
 /**
  * Resolve the store file. A relative `path` is taken inside the dsh home and may not climb out of
- * it ("../x" is refused); only an explicit absolute path may point elsewhere.
+ * it ("../x" is refused); only an explicit absolute path may point elsewhere. An empty path means
+ * the default. The check is lexical: symlinks inside the home are followed, since config cannot
+ * create them and a link there (a store on another disk, a home that is a link) is its owner's choice.
  */
 export function resolveStorePath(path: string | undefined, home?: string): string {
+  // config may come from untyped JSON: refuse with our error, not a TypeError from a string method
+  if (path !== undefined && typeof path !== 'string') throw new StorePathError(`store path must be a string, not ${typeof path}`)
+  if (home !== undefined && typeof home !== 'string') throw new StorePathError(`dsh home must be a string, not ${typeof home}`)
   const dshHome = resolve(resolveDshHome(home))
+  if (dshHome.includes('\u0000')) throw new StorePathError('dsh home must not contain NUL')
   if (path === undefined || path.length === 0) return join(dshHome, DEFAULT_STORE_FILE)
   if (path.includes('\u0000')) throw new StorePathError('store path must not contain NUL')
   if (isAbsolute(path)) return resolve(path)
   const target = resolve(dshHome, path)
   const inside = relative(dshHome, target)
-  if (inside.length === 0 || inside.startsWith('..') || isAbsolute(inside)) {
+  // `..` only as a whole segment: "..shadow.db" is a name inside the home
+  if (inside.length === 0 || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
     throw new StorePathError(`store path ${JSON.stringify(path)} escapes the dsh home ${dshHome}; give an absolute path to store it elsewhere`)
   }
   return target

@@ -19,6 +19,9 @@ import type {
   StoreStats,
 } from './types.ts'
 
+/** What the store derives for a checkpoint from its rows (retention fields are the backend's own). */
+export type CheckpointDerived = Omit<ShadowCheckpoint, keyof CheckpointInput | 'expiredAt' | 'expiredRows'>
+
 /** A message row ready to persist: the input plus what the store derived from it. */
 export interface PreparedMessage extends ShadowMessageInput {
   readonly tag: string
@@ -52,6 +55,10 @@ export interface IndexQuery extends MessageFilter {
   readonly limit: number
   /** Rank at most this many of the newest matches (bounds the cost of very common terms); Infinity ranks all. */
   readonly rankWindow: number
+  /** `rank` (default): bm25 over the newest `rankWindow` matches; `newest`: the newest matches, unscored. */
+  readonly order?: 'rank' | 'newest'
+  /** Candidates only: leave `eventJson` empty (ranking needs the text; the winners are read in full). */
+  readonly light?: boolean
 }
 
 export interface IndexHit {
@@ -72,6 +79,25 @@ export interface FrequencyQuery {
   readonly terms: readonly string[]
   /** Stop counting a term at this many messages. */
   readonly cap: number
+  /** Count in the whole store, whatever the segments (what bm25's idf pass walks). */
+  readonly global?: boolean
+}
+
+/** Stored bytes of one session (rows not yet expired). */
+export interface RetentionUsage {
+  readonly sessionId: string
+  readonly workspace: string | null
+  readonly bytes: number
+}
+
+/** Originals one checkpoint took off the surface that are still stored. */
+export interface RetentionCandidate {
+  readonly sessionId: string
+  readonly checkpointId: string
+  readonly rows: number
+  readonly bytes: number
+  /** Time of its newest message. */
+  readonly newest: number
 }
 
 export interface ReadQuery extends MessageFilter {
@@ -96,12 +122,16 @@ export interface ShadowBackend {
   appendMessages(rows: readonly PreparedMessage[]): Awaitable<AppendResult>
   getMessage(sessionId: string, seq: number): Awaitable<ShadowMessage | undefined>
   readMessages(query: ReadQuery): Awaitable<ShadowMessage[]>
+  /** The results (role tool) and calling assistant messages of these (session, call id) pairs, without event JSON. */
+  callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): Awaitable<ShadowMessage[]>
   countMessages(filter: MessageFilter): Awaitable<number>
+  /** Messages in the whole store (cheap: kept per session by every write). */
+  messageTotal(): Awaitable<number>
   messageHashes(sessionId: string): Awaitable<Array<{ seq: number; hash: string }>>
   deleteMessages(sessionId: string, seqs: readonly number[]): Awaitable<number>
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Awaitable<void>
 
-  putCheckpoint(input: CheckpointInput, derived: Omit<ShadowCheckpoint, keyof CheckpointInput>): Awaitable<void>
+  putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): Awaitable<void>
   getCheckpoint(checkpointId: string): Awaitable<ShadowCheckpoint | undefined>
   listCheckpoints(sessionIds: readonly string[]): Awaitable<ShadowCheckpoint[]>
 
@@ -111,11 +141,23 @@ export interface ShadowBackend {
   searchIndex(query: IndexQuery): Awaitable<IndexResult>
   /** Per term (same order): how many messages in scope contain it, counted up to `cap`. */
   documentFrequencies(query: FrequencyQuery): Awaitable<number[]>
+  retentionUsage(): Awaitable<RetentionUsage[]>
+  /** Every checkpoint with stored originals, oldest (by newest message) first. */
+  retentionCandidates(): Awaitable<RetentionCandidate[]>
+  /** Drop the stored originals a checkpoint elided (content and index entries; identity and hash stay). */
+  expireCheckpoint(checkpointId: string, time: number): Awaitable<{ rows: number; bytes: number }>
+  /** Give freed space back to the file system. */
+  vacuum(): Awaitable<void>
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>
   /** Refuse (or accept again) every write on this connection, e.g. during a backup. */
   setWritable(writable: boolean): Awaitable<void>
+  /**
+   * Throws UNAVAILABLE when the storage this backend opened is no longer where it was opened
+   * (an embedded file deleted or replaced under a live connection: its writes would vanish).
+   */
+  assertInPlace(): Awaitable<void>
   /** Structural self-check; empty when healthy. */
   integrityCheck(): Awaitable<string[]>
 }

@@ -11,8 +11,10 @@ export type ShadowStoreErrorCode =
   | 'CONFLICT'
   /** The database file cannot be opened, is corrupt, or is not a shadow store. */
   | 'CORRUPT'
-  /** The database is read-only, full, locked, or an I/O error occurred. */
+  /** The database is read-only, locked, or an I/O error occurred. */
   | 'UNAVAILABLE'
+  /** The store reached its size limit (`maxBytes`) or the disk is full. */
+  | 'FULL'
   /** The database schema is newer than this code understands. */
   | 'SCHEMA_TOO_NEW'
   /** The store was closed. */

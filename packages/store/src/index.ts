@@ -9,3 +9,5 @@ export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/
 export { hashEventJson, ShadowStore, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'
+export { failpoint, type FailpointName } from './failpoint.ts'
+export { Redactor, type RedactionOptions } from './redact.ts'

@@ -75,13 +75,55 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 export function coveredTerms(text: string, terms: readonly string[]): boolean[] {
   if (terms.length === 0) return []
   const sample = text.length > 200_000 ? text.slice(0, 200_000) : text
+  const lower = sample.toLowerCase()
+  // Lowercasing that changes lengths (rare scripts) breaks the offset mapping: tokenize everything.
+  if (lower.length !== sample.length) return coveredTermsByTokens(sample, lower, terms)
+  return terms.map(term => {
+    if (CJK.test(term) && lower.includes(term)) return true
+    // A token whose stem is `term` contains `term` lowercased (stems only cut suffixes), except
+    // "-ies" -> "-y", which keeps all but the final y. Look only around those occurrences.
+    const probe = term.length > 1 && term.endsWith('y') ? term.slice(0, -1) : term
+    if (probe.length === 0 || !ONLY_TOKEN.test(probe)) return false
+    for (let at = lower.indexOf(probe); at !== -1; at = lower.indexOf(probe, at + 1)) {
+      let start = at
+      for (let step = tokenCharBefore(sample, start); step > 0; step = tokenCharBefore(sample, start)) start -= step
+      let end = at + probe.length
+      for (let step = tokenCharAt(sample, end); step > 0; step = tokenCharAt(sample, end)) end += step
+      const token = sample.slice(start, end)
+      if (stem(token) === term) return true
+      for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) if (stem(part) === term) return true
+    }
+    return false
+  })
+}
+
+const ONLY_TOKEN = /^[\p{L}\p{N}]+$/u
+const TOKEN_CHAR = /^[\p{L}\p{N}]$/u
+
+/** Length in code units of the token character starting at `index`, 0 when there is none. */
+function tokenCharAt(text: string, index: number): number {
+  if (index >= text.length) return 0
+  const point = text.codePointAt(index)!
+  const size = point > 0xffff ? 2 : 1
+  return TOKEN_CHAR.test(text.slice(index, index + size)) ? size : 0
+}
+
+/** Length in code units of the token character ending just before `index`, 0 when there is none. */
+function tokenCharBefore(text: string, index: number): number {
+  if (index <= 0) return 0
+  const low = text.charCodeAt(index - 1)
+  const size = low >= 0xdc00 && low <= 0xdfff && index >= 2 && text.charCodeAt(index - 2) >= 0xd800 && text.charCodeAt(index - 2) <= 0xdbff ? 2 : 1
+  return TOKEN_CHAR.test(text.slice(index - size, index)) ? size : 0
+}
+
+/** The reference definition: every token, stemmed, with its camelCase parts. */
+export function coveredTermsByTokens(sample: string, lower: string, terms: readonly string[]): boolean[] {
   const tokens = new Set<string>()
   for (const match of sample.matchAll(TOKEN)) {
     const token = match[0]
     tokens.add(stem(token))
     for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) tokens.add(stem(part))
   }
-  const lower = sample.toLowerCase()
   return terms.map(term => tokens.has(term) || (CJK.test(term) && lower.includes(term)))
 }
 

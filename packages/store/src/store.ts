@@ -5,10 +5,11 @@
  */
 import { createHash } from 'node:crypto'
 import { ANALYZER_VERSION, analyzeQuery, indexViews, MAX_QUERY_CHARS } from './analyzer.ts'
-import type { IndexHit, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
+import type { Awaitable, IndexHit, IndexResult, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { parseShadowId, sessionTag, shadowId } from './ids.ts'
+import { Redactor, type RedactionOptions } from './redact.ts'
 import { coverageTerms, fuseRankings, snippet, weightedCoverage, type RankedCandidate } from './ranking.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
@@ -17,6 +18,8 @@ import type {
   LineageSegment,
   RecallInput,
   ReconcileReport,
+  RetentionPolicy,
+  RetentionReport,
   ShadowCheckpoint,
   ShadowMessage,
   ShadowMessageInput,
@@ -31,10 +34,13 @@ const EVENT_TYPES = new Set(['user/message', 'assistant/message', 'tool/result',
 const ROLES = new Set<ShadowRole>(['system', 'user', 'assistant', 'tool'])
 const MAX_ID_CHARS = 512
 
-export interface ShadowStoreOptions extends SqliteBackendOptions {}
+export interface ShadowStoreOptions extends SqliteBackendOptions {
+  /** Redact secrets from stored text and event JSON (and so from the search index). Default: off. */
+  readonly redact?: RedactionOptions
+}
 
-/** How far from a call its result may be stored (other events can sit between them). */
-const PARTNER_WINDOW = 8
+/** Candidates each index list contributes (at least; more for a larger limit). */
+const CANDIDATE_POOL = 50
 /** Document frequencies are counted up to this many matches. */
 const DF_CAP = 2_000
 /** With a recency cue, candidates within this share of the best coverage are ordered newest first. */
@@ -173,16 +179,20 @@ export function hashEventJson(eventJson: string): string {
 export class ShadowStore {
   readonly backend: ShadowBackend
   private readonly tags = new Map<string, string>()
+  private readonly redactor: Redactor | undefined
 
-  constructor(backend: ShadowBackend) {
+  constructor(backend: ShadowBackend, options: Pick<ShadowStoreOptions, 'redact'> & { readonly redactor?: Redactor } = {}) {
     this.backend = backend
+    this.redactor = options.redactor ?? (options.redact === undefined ? undefined : new Redactor(options.redact))
   }
 
   /** Open (creating if needed) a SQLite shadow store at `path`. */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
+    // bad redaction patterns fail before any file is touched
+    const redactor = options.redact === undefined ? undefined : new Redactor(options.redact)
     const backend = await SqliteBackend.open(path, options)
-    const store = new ShadowStore(backend)
+    const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
     if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
       backend.reindex(indexViews, ANALYZER_VERSION)
     }
@@ -275,7 +285,10 @@ export class ShadowStore {
     if (typeof input.text !== 'string') throw invalid('text must be a string')
     if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')
     const tag = await this.ensureTag(sessionId)
-    const views = indexViews(input.text)
+    // the hash is of the original event, so rows still verify against the log once redacted
+    const hash = hashEventJson(input.eventJson)
+    const text = this.redactor === undefined ? input.text : this.redactor.text(input.text)
+    const views = indexViews(text)
     return {
       sessionId,
       seq,
@@ -287,12 +300,12 @@ export class ShadowStore {
       toolName: optionalText(input.toolName, 'toolName'),
       callId: optionalText(input.callId, 'callId'),
       time: Math.floor(input.time),
-      eventJson: input.eventJson,
-      text: input.text,
+      eventJson: this.redactor === undefined ? input.eventJson : this.redactor.json(input.eventJson),
+      text,
       tokens: input.tokens,
       tag,
       shadowId: shadowId(tag, seq),
-      hash: hashEventJson(input.eventJson),
+      hash,
       words: views.words,
       grams: views.grams,
     }
@@ -318,6 +331,8 @@ export class ShadowStore {
   /** Apply a capture batch in order (what the capture plugin sends). */
   async ingest(ops: readonly IngestOp[]): Promise<IngestReport> {
     if (!Array.isArray(ops)) throw invalid('ingest takes an array of operations')
+    // a batch written into a deleted file would be lost at the next restart: refuse it now
+    await this.backend.assertInPlace()
     let written = 0
     let unchanged = 0
     let replaced = 0
@@ -390,6 +405,8 @@ export class ShadowStore {
    * given: the write-ahead check before anything leaves the surface.
    */
   async confirm(sessionId: string, entries: ReadonlyArray<{ seq: number; hash: string }>): Promise<{ missing: number[]; mismatched: number[] }> {
+    // rows in a deleted file are not durable, however present they look through the old handle
+    await this.backend.assertInPlace()
     const segments = await this.lineage(assertString(sessionId, 'sessionId'))
     const missing: number[] = []
     const mismatched: number[] = []
@@ -601,12 +618,18 @@ export class ShadowStore {
       ...(options.excludeSourceKinds === undefined ? {} : { excludeSourceKinds: options.excludeSourceKinds }),
       ...(options.excludeToolNames === undefined ? {} : { excludeToolNames: options.excludeToolNames }),
     }
-    const rankWindow = options.rankWindow ?? 5_000
-    const pool = Math.max(100, limit * 10)
+    const rankWindow = options.rankWindow ?? 1_000
+    const pool = Math.max(CANDIDATE_POOL, limit * 5)
     const none = { hits: [] as IndexHit[], windowed: false }
-    const all = analyzed.words.length > 1 ? await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'and', limit: pool, rankWindow }) : none
-    const any = analyzed.words.length > 0 ? await this.backend.searchIndex({ ...filter, index: 'words', terms: analyzed.words, operator: 'or', limit: pool, rankWindow }) : none
-    const grams = analyzed.grams.length > 0 ? await this.backend.searchIndex({ ...filter, index: 'grams', terms: analyzed.grams, operator: 'or', limit: pool, rankWindow }) : none
+    const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or', order: 'rank' | 'newest'): Awaitable<IndexResult> =>
+      this.backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order, light: true })
+    // bm25 walks the whole doclist of every phrase in the MATCH (its idf pass), whatever the scope or
+    // window: rank only with words that are rare store-wide; list the rest newest first.
+    const global = analyzed.words.length > 0 ? await this.backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP, global: true }) : []
+    const rare = analyzed.words.filter((_, index) => (global[index] ?? 0) < DF_CAP)
+    const all = analyzed.words.length > 1 ? await list('words', analyzed.words, 'and', 'newest') : none
+    const any = rare.length > 0 ? await list('words', rare, 'or', 'rank') : analyzed.words.length > 0 ? await list('words', analyzed.words, 'or', 'newest') : none
+    const grams = analyzed.grams.length > 0 ? await list('grams', analyzed.grams, 'or', 'newest') : none
     const fused = fuseRankings(
       [{ name: 'all', weight: 1, items: all.hits }, { name: 'any', weight: 1, items: any.hits }, { name: 'grams', weight: 1, items: grams.hits }],
       hit => messageKey(hit.message),
@@ -614,10 +637,15 @@ export class ShadowStore {
     )
     const units = await this.callUnits(fused, segments, options.roles === undefined || options.roles.includes('tool'))
     const terms = coverageTerms(analyzed.words)
-    const weights = await this.termWeights(terms, analyzed.words, segments)
-    const scored = units.map(unit => ({ unit, covered: weightedCoverage(unit.text, terms, weights) }))
-    // Buckets of 5% so near-equal coverage falls through to fusion score, then recency.
-    let ranked = scored.toSorted((a, b) => bucket(b.covered) - bucket(a.covered) || b.unit.score - a.unit.score || b.unit.message.time - a.unit.message.time)
+    const weights = await this.termWeights(terms, analyzed.words, global)
+    // Query pieces with inner punctuation (paths, identifiers, versions) are meant literally.
+    const exact = analyzed.literals.filter(literal => literal.length >= 3 && /[\p{L}\p{N}][^\p{L}\p{N}\s]+[\p{L}\p{N}]/u.test(literal))
+    const scored = units.map(unit => {
+      const lower = exact.length === 0 ? '' : unit.text.toLowerCase()
+      return { unit, covered: weightedCoverage(unit.text, terms, weights), literal: exact.filter(literal => lower.includes(literal)).length }
+    })
+    // Buckets of 5% so near-equal coverage falls through to exact literal matches, fusion score, then recency.
+    let ranked = scored.toSorted((a, b) => bucket(b.covered) - bucket(a.covered) || b.literal - a.literal || b.unit.score - a.unit.score || b.unit.message.time - a.unit.message.time)
     if (analyzed.recency && ranked.length > 0) {
       // "What is the current X": among the units that answer about as well as the best, newest first.
       const best = ranked[0]!.covered
@@ -627,10 +655,14 @@ export class ShadowStore {
         ...ranked.filter(entry => !close(entry.covered)),
       ]
     }
-    const hits = ranked.slice(0, limit).map(({ unit }): SearchHit => {
+    const hits: SearchHit[] = []
+    for (const { unit } of ranked.slice(0, limit)) {
       const cut = snippet(unit.call === undefined ? unit.message.text : unit.text, analyzed.literals)
-      return { message: unit.message, ...(unit.call === undefined ? {} : { call: unit.call }), score: unit.score, snippet: cut.text, matched: cut.matched }
-    })
+      // candidates were read without their event JSON: read the winners in full
+      const message = (await this.backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
+      const call = unit.call === undefined ? undefined : (await this.backend.getMessage(unit.call.sessionId, unit.call.seq)) ?? unit.call
+      hits.push({ message, ...(call === undefined ? {} : { call }), score: unit.score, snippet: cut.text, matched: cut.matched })
+    }
     const searched = await this.backend.countMessages(filter)
     return { hits, coverage: { searched, matched: units.length, returned: hits.length }, literals: analyzed.literals }
   }
@@ -648,17 +680,32 @@ export class ShadowStore {
       const existing = units.get(key)
       if (existing === undefined || unit.score > existing.score) units.set(key, existing === undefined ? unit : { ...unit, score: Math.max(unit.score, existing.score) })
     }
+    const single = (message: ShadowMessage): boolean => message.callId !== null && !message.callId.includes(' ')
+    // every partner in one indexed lookup: (session, call id) of single-call messages and results
+    const keys = new Map<string, { sessionId: string; callId: string }>()
+    for (const { item: { message } } of fused) {
+      if (single(message) && (message.role === 'tool' || (foldCalls && message.role === 'assistant'))) keys.set(`${message.sessionId}\u0000${message.callId}`, { sessionId: message.sessionId, callId: message.callId! })
+    }
+    const byCall = new Map<string, ShadowMessage[]>()
+    for (const row of await this.backend.callRows([...keys.values()])) {
+      for (const callId of row.callId?.split(' ') ?? []) {
+        const key = `${row.sessionId}\u0000${callId}`
+        if (keys.has(key)) byCall.set(key, [...(byCall.get(key) ?? []), row])
+      }
+    }
+    const bound = (sessionId: string): number => segments.find(segment => segment.sessionId === sessionId)?.belowSeq ?? Number.POSITIVE_INFINITY
     for (const entry of fused) {
       const message = entry.item.message
-      if (foldCalls && message.role === 'assistant' && message.callId !== null && !message.callId.includes(' ')) {
-        const result = await this.partner(message, segments, 'after')
+      const sameCall = single(message) ? byCall.get(`${message.sessionId}\u0000${message.callId}`) ?? [] : []
+      if (foldCalls && message.role === 'assistant' && single(message)) {
+        const result = sameCall.filter(row => row.role === 'tool' && row.seq > message.seq && row.seq < bound(row.sessionId)).toSorted((a, b) => a.seq - b.seq)[0]
         if (result !== undefined) {
           add({ message: result, call: message, text: `${message.text}\n${result.text}`, score: entry.score })
           continue
         }
       }
       if (message.role === 'tool' && message.callId !== null) {
-        const call = await this.partner(message, segments, 'before')
+        const call = sameCall.filter(row => row.role === 'assistant' && row.seq < message.seq).toSorted((a, b) => b.seq - a.seq)[0]
         if (call !== undefined) {
           add({ message, call, text: `${call.text}\n${message.text}`, score: entry.score })
           continue
@@ -669,39 +716,25 @@ export class ShadowStore {
     return [...units.values()]
   }
 
-  /** The result of a call (`after`) or the call of a result (`before`): the nearest message with the same call id. */
-  private async partner(message: ShadowMessage, segments: readonly LineageSegment[], direction: 'before' | 'after'): Promise<ShadowMessage | undefined> {
-    const callId = message.callId!
-    const near = await this.backend.readMessages({
-      segments,
-      ...(direction === 'after' ? { fromSeq: message.seq + 1 } : { toSeq: message.seq - 1 }),
-      limit: PARTNER_WINDOW,
-      descending: direction === 'before',
-    })
-    return near.find(other => other.sessionId === message.sessionId && other.role !== message.role
-      && other.callId !== null && other.callId.split(' ').includes(callId))
-  }
-
   /**
-   * Inverse document frequency of each coverage term within the scope, so covering a rare
-   * identifier counts for more than covering a common word. Frequencies are counted up to a cap:
-   * past it a term is common either way, and the count stays cheap on large stores.
+   * Inverse document frequency of each coverage term, so covering a rare identifier counts for
+   * more than covering a common word. Frequencies are store-wide (what rarity means across the
+   * history, and already counted for the index lists), up to a cap: past it a term is common
+   * either way, and the count stays cheap on large stores.
    */
-  private async termWeights(terms: readonly string[], words: readonly string[], segments: readonly LineageSegment[]): Promise<Map<string, number>> {
+  private async termWeights(terms: readonly string[], words: readonly string[], frequencies: readonly number[]): Promise<Map<string, number>> {
     const weights = new Map<string, number>()
     if (terms.length <= 1) return weights
-    const total = Math.max(1, await this.backend.countMessages({ segments }))
-    const sources = new Map<string, string>()
-    for (const word of words) {
+    const total = Math.max(1, await this.backend.messageTotal())
+    const df = new Map<string, number>()
+    words.forEach((word, index) => {
       const [term] = coverageTerms([word])
-      if (term !== undefined && !sources.has(term)) sources.set(term, word)
-    }
-    const queried = terms.map(term => sources.get(term) ?? term)
-    const frequencies = await this.backend.documentFrequencies({ segments, index: 'words', terms: queried, cap: DF_CAP })
-    terms.forEach((term, index) => {
-      const df = Math.min(frequencies[index] ?? 0, total)
-      weights.set(term, Math.log(1 + (total - df + 0.5) / (df + 0.5)))
+      if (term !== undefined && !df.has(term)) df.set(term, frequencies[index] ?? 0)
     })
+    for (const term of terms) {
+      const count = Math.min(df.get(term) ?? 0, total)
+      weights.set(term, Math.log(1 + (total - count + 0.5) / (count + 0.5)))
+    }
     return weights
   }
 
@@ -722,6 +755,84 @@ export class ShadowStore {
   async setWritable(writable: boolean): Promise<void> {
     if (typeof writable !== 'boolean') throw invalid('setWritable takes a boolean')
     await this.backend.setWritable(writable)
+  }
+
+  /**
+   * Retention: drop stored originals, a whole checkpoint at a time and oldest first, until every
+   * session and workspace fits its budget and nothing is older than `maxAgeMs`. Only originals a
+   * committed checkpoint took off the surface are candidates — the live surface is never touched —
+   * and each checkpoint whose originals go is marked expired, so a pointer to it says so instead
+   * of pretending. Dropped rows keep their identity and hash: the dsh log still verifies, and a
+   * reconciliation does not bring them back.
+   */
+  async gc(policy: RetentionPolicy): Promise<RetentionReport> {
+    if (typeof policy !== 'object' || policy === null) throw invalid('retention policy must be an object')
+    const budget = (value: unknown, name: string): number | undefined => {
+      if (value === undefined) return undefined
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(`${name} must be a non-negative integer`)
+      return value
+    }
+    const sessionBytes = budget(policy.sessionBytes, 'sessionBytes')
+    const workspaceBytes = budget(policy.workspaceBytes, 'workspaceBytes')
+    const maxAgeMs = budget(policy.maxAgeMs, 'maxAgeMs')
+    if (sessionBytes === undefined && workspaceBytes === undefined && maxAgeMs === undefined) throw invalid('retention needs sessionBytes, workspaceBytes or maxAgeMs')
+    const now = budget(policy.now, 'now') ?? Date.now()
+    const dryRun = policy.dryRun === true
+
+    const usage = await this.backend.retentionUsage()
+    const sessionUse = new Map(usage.map(entry => [entry.sessionId, entry.bytes]))
+    const workspaceOf = new Map(usage.map(entry => [entry.sessionId, entry.workspace ?? `(no workspace) ${entry.sessionId}`]))
+    const workspaceUse = new Map<string, number>()
+    for (const entry of usage) workspaceUse.set(workspaceOf.get(entry.sessionId)!, (workspaceUse.get(workspaceOf.get(entry.sessionId)!) ?? 0) + entry.bytes)
+    const candidates = [...(await this.backend.retentionCandidates())]
+    const chosen: Array<RetentionReport['expired'][number]> = []
+    const take = (index: number, reason: 'age' | 'session' | 'workspace'): void => {
+      const [candidate] = candidates.splice(index, 1)
+      if (candidate === undefined) return
+      chosen.push({ checkpointId: candidate.checkpointId, sessionId: candidate.sessionId, rows: candidate.rows, bytes: candidate.bytes, reason })
+      sessionUse.set(candidate.sessionId, (sessionUse.get(candidate.sessionId) ?? 0) - candidate.bytes)
+      const workspace = workspaceOf.get(candidate.sessionId)!
+      workspaceUse.set(workspace, (workspaceUse.get(workspace) ?? 0) - candidate.bytes)
+    }
+    if (maxAgeMs !== undefined) {
+      for (let index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs); index !== -1; index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs)) take(index, 'age')
+    }
+    const overBudget: Array<RetentionReport['overBudget'][number]> = []
+    if (sessionBytes !== undefined) {
+      for (const sessionId of sessionUse.keys()) {
+        while ((sessionUse.get(sessionId) ?? 0) > sessionBytes) {
+          const index = candidates.findIndex(candidate => candidate.sessionId === sessionId)
+          if (index === -1) break
+          take(index, 'session')
+        }
+        if ((sessionUse.get(sessionId) ?? 0) > sessionBytes) overBudget.push({ scope: 'session', id: sessionId, bytes: sessionUse.get(sessionId)!, budget: sessionBytes })
+      }
+    }
+    if (workspaceBytes !== undefined) {
+      for (const workspace of workspaceUse.keys()) {
+        while ((workspaceUse.get(workspace) ?? 0) > workspaceBytes) {
+          const index = candidates.findIndex(candidate => workspaceOf.get(candidate.sessionId) === workspace)
+          if (index === -1) break
+          take(index, 'workspace')
+        }
+        if ((workspaceUse.get(workspace) ?? 0) > workspaceBytes) overBudget.push({ scope: 'workspace', id: workspace, bytes: workspaceUse.get(workspace)!, budget: workspaceBytes })
+      }
+    }
+    let rows = 0
+    let bytes = 0
+    const expired: Array<RetentionReport['expired'][number]> = []
+    for (const entry of chosen) {
+      const done = dryRun ? entry : { ...entry, ...(await this.backend.expireCheckpoint(entry.checkpointId, now)) }
+      expired.push(done)
+      rows += done.rows
+      bytes += done.bytes
+    }
+    return { dryRun, expired, rows, bytes, overBudget }
+  }
+
+  /** Give the space retention freed back to the file system (rewrites the file; can take a while). */
+  async vacuum(): Promise<void> {
+    await this.backend.vacuum()
   }
 
   /** Rebuild the search indexes from stored text. */

@@ -35,6 +35,8 @@ export interface ShadowMessage extends ShadowMessageInput {
   readonly hash: string
   /** The checkpoint that took this message off the surface, if any. */
   readonly elidedBy: string | null
+  /** When retention dropped the original (text and event JSON are then empty), else null. */
+  readonly expiredAt: number | null
 }
 
 export interface ShadowSessionInput {
@@ -92,6 +94,10 @@ export interface CheckpointInput {
 }
 
 export interface ShadowCheckpoint extends CheckpointInput {
+  /** When retention first dropped originals this checkpoint points to (its pointer is then expired), else null. */
+  readonly expiredAt: number | null
+  /** How many of its originals were dropped. */
+  readonly expiredRows: number
   readonly firstSeq: number | null
   readonly lastSeq: number | null
   readonly timeFrom: number | null
@@ -144,4 +150,30 @@ export interface StoreStats {
   readonly recalls: number
   readonly bytes: number
   readonly textBytes: number
+  /** Rows whose originals retention dropped. */
+  readonly expired: number
+}
+
+/** What a retention pass may keep. Only originals a committed checkpoint took off the surface are ever dropped. */
+export interface RetentionPolicy {
+  /** Stored bytes (text + event JSON) a session may keep. */
+  readonly sessionBytes?: number
+  /** Stored bytes all sessions of one workspace may keep together. */
+  readonly workspaceBytes?: number
+  /** Drop originals whose checkpoint's newest message is older than this, ms. */
+  readonly maxAgeMs?: number
+  /** Report what would be dropped, drop nothing. */
+  readonly dryRun?: boolean
+  /** Clock for age (tests); default Date.now(). */
+  readonly now?: number
+}
+
+export interface RetentionReport {
+  readonly dryRun: boolean
+  /** Checkpoints whose originals were dropped, oldest first, with why. */
+  readonly expired: ReadonlyArray<{ readonly checkpointId: string; readonly sessionId: string; readonly rows: number; readonly bytes: number; readonly reason: 'age' | 'session' | 'workspace' }>
+  readonly rows: number
+  readonly bytes: number
+  /** Scopes still over budget with nothing left to drop (their live surface alone is bigger). */
+  readonly overBudget: ReadonlyArray<{ readonly scope: 'session' | 'workspace'; readonly id: string; readonly bytes: number; readonly budget: number }>
 }

@@ -1,8 +1,9 @@
-import { chmodSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { hashEventJson, isShadowStoreError, sessionTag, ShadowStore, ShadowStoreError } from '../src/index.ts'
+import { MIGRATIONS, SCHEMA_VERSION } from '../src/sqlite/schema.ts'
 import { message, tempDir } from './helpers.ts'
 
 describe('ShadowStore', () => {
@@ -283,6 +284,33 @@ describe('ShadowStore on bad files', () => {
     dir.cleanup()
   })
 
+  it('migrates a schema v1 store in place, keeping every row searchable and every call paired', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'v1.db')
+    const raw = new DatabaseSync(file)
+    raw.exec(MIGRATIONS[0]!.sql)
+    // analyzer v0: the upgraded store rebuilds its indexes from the stored text
+    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '0')")
+    raw.exec("INSERT INTO sessions(session_id, tag, message_count, last_seq) VALUES ('s1', 'abcdef', 3, 3)")
+    const insert = raw.prepare('INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, tool_name, call_id, time, tokens, hash, event_json, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)')
+    insert.run('s1', 1, 'abcdef.1', 'assistant/message', 'assistant', 'model', 'grep read_file', 'c1 c2', 1, 'h1', '{}', Buffer.from('grep for retryBudget and read the config'))
+    insert.run('s1', 2, 'abcdef.2', 'tool/result', 'tool', 'tool', 'grep', 'c1', 2, 'h2', '{}', Buffer.from('src/gateway.ts:88 limit = 7'))
+    insert.run('s1', 3, 'abcdef.3', 'tool/result', 'tool', 'tool', 'read_file', 'c2', 3, 'h3', '{}', Buffer.from('timeout: 30s'))
+    raw.close()
+    const upgraded = await ShadowStore.open(file)
+    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    expect((await upgraded.read({ sessionId: 's1' })).map(row => [row.seq, row.expiredAt])).toEqual([[1, null], [2, null], [3, null]])
+    // both results of the two-call message find their call
+    const hits = (await upgraded.search('retryBudget limit', { sessionId: 's1' })).hits
+    expect(hits[0]!.message.seq).toBe(2)
+    expect(hits[0]!.call?.seq).toBe(1)
+    expect((await upgraded.search('timeout', { sessionId: 's1' })).hits[0]!.call?.seq).toBe(1)
+    await upgraded.append([message('s1', 4, 'written after the upgrade')])
+    expect((await upgraded.search('upgrade', { sessionId: 's1' })).hits).toHaveLength(1)
+    await upgraded.close()
+    dir.cleanup()
+  })
+
   it('reports a missing file when opened read-only, and a read-only file as unavailable for writes', async () => {
     const dir = tempDir()
     await expect(ShadowStore.open(join(dir.path, 'absent.db'), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
@@ -299,16 +327,132 @@ describe('ShadowStore on bad files', () => {
     dir.cleanup()
   })
 
+  it('redacts secrets from stored text, event JSON and the index, and still verifies against the original', async () => {
+    const dir = tempDir()
+    const redacting = await ShadowStore.open(join(dir.path, 'redacted.db'), { redact: { patterns: ['/acme-[0-9a-f]{12}/i', 'pin=(?<secret>[0-9]{4})'] } })
+    const secretText = [
+      'export DEEPSEEK_API_KEY=sk-0123456789abcdefABCDEF0123',
+      'curl -H "Authorization: Bearer abcdefghijklmnop.qrstuvwx" https://user:hunter22@db.internal:5432/app',
+      'token ghp_0123456789abcdefghijABCDEFGHIJ012345 and AKIAABCDEFGHIJKLMNOP',
+      'password: "correct horse battery"',
+      'ACME-DEADBEEF0042 pin=1234 port 5433',
+    ].join('\n')
+    const row = message('s1', 1, secretText)
+    await redacting.append([row])
+    const [stored] = await redacting.read({ sessionId: 's1' })
+    for (const secret of ['sk-0123456789', 'abcdefghijklmnop.qrstuvwx', 'hunter22', 'ghp_0123', 'AKIAABCDEFGHIJKLMNOP', 'correct', 'DEADBEEF0042', '1234']) {
+      expect(stored!.text).not.toContain(secret)
+      expect(stored!.eventJson).not.toContain(secret)
+      expect((await redacting.search(secret, { sessionId: 's1' })).hits, secret).toEqual([])
+    }
+    expect(stored!.text).toContain('[REDACTED:api-key]')
+    expect(stored!.text).toContain('pin=[REDACTED:custom]')
+    expect(stored!.text).toContain('port 5433')
+    expect(JSON.parse(stored!.eventJson).data.content[0].text).toBe(stored!.text)
+    // the row still answers for the original log event
+    expect(stored!.hash).toBe(hashEventJson(row.eventJson))
+    expect(await redacting.confirm('s1', [{ seq: 1, hash: hashEventJson(row.eventJson) }])).toEqual({ missing: [], mismatched: [] })
+    expect(await redacting.append([row])).toEqual({ written: 0, unchanged: 1, replaced: 0 })
+    await redacting.close()
+    for (const patterns of [['('], [''], ['a*'], [42]]) {
+      await expect(ShadowStore.open(join(dir.path, 'bad.db'), { redact: { patterns: patterns as string[] } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    }
+    expect(existsSync(join(dir.path, 'bad.db'))).toBe(false)
+    dir.cleanup()
+  })
+
+  describe('retention', () => {
+    let dir: ReturnType<typeof tempDir>
+    let store: ShadowStore
+    beforeEach(async () => {
+      dir = tempDir()
+      store = await ShadowStore.open(join(dir.path, 'retention.db'))
+    })
+    afterEach(async () => {
+      await store.close()
+      dir.cleanup()
+    })
+    const HOUR = 3_600_000
+    const t0 = Date.UTC(2026, 9, 1)
+    /** Two sessions of one workspace: s1 with checkpoints c1 (oldest) and c2 and 10 live rows; s2 with c1. */
+    async function seed(): Promise<{ c: (session: string, n: number) => string }> {
+      const c = (session: string, n: number): string => `${sessionTag(session)}.c${n}`
+      for (const session of ['s1', 's2']) await store.registerSession({ sessionId: session, workspace: '/repo' })
+      const rows = (session: string, from: number, to: number, hours: number) => Array.from({ length: to - from + 1 }, (_, index) =>
+        message(session, from + index, `${session} row ${from + index} key${from + index}z ${'x'.repeat(1_000)}`, { time: t0 + hours * HOUR + index }))
+      await store.append([...rows('s1', 1, 10, 0), ...rows('s1', 11, 20, 24), ...rows('s1', 21, 30, 48), ...rows('s2', 1, 10, 12)])
+      const checkpoint = async (session: string, n: number, seqs: number[]): Promise<void> => {
+        const recorded = await store.recordCheckpoint({ checkpointId: c(session, n), sessionId: session, engine: 'shadow-context', status: 'committed', shadowedSeqs: seqs, createdAt: t0 })
+        await store.ingest([{ op: 'checkpoint', checkpoint: recorded, elide: true }])
+      }
+      await checkpoint('s1', 1, Array.from({ length: 10 }, (_, index) => index + 1))
+      await checkpoint('s1', 2, Array.from({ length: 10 }, (_, index) => index + 11))
+      await checkpoint('s2', 1, Array.from({ length: 10 }, (_, index) => index + 1))
+      return { c }
+    }
+
+    it('drops the oldest checkpoint originals over a session budget, marks the pointer expired, and keeps identity and hash', async () => {
+      const { c } = await seed()
+      const before = await store.read({ sessionId: 's1' }, { limit: 100 })
+      const rowBytes = before[0]!.text.length + before[0]!.eventJson.length
+      const budget = rowBytes * 25 // 30 rows stored: one checkpoint of 10 must go
+      const dry = await store.gc({ sessionBytes: budget, dryRun: true })
+      expect(dry.expired.map(entry => [entry.checkpointId, entry.reason])).toEqual([[c('s1', 1), 'session']])
+      expect((await store.stats()).expired).toBe(0)
+
+      const report = await store.gc({ sessionBytes: budget })
+      expect(report.expired.map(entry => entry.checkpointId)).toEqual([c('s1', 1)])
+      expect(report.rows).toBe(10)
+      expect(report.overBudget).toEqual([])
+      const after = await store.read({ sessionId: 's1' }, { limit: 100 })
+      expect(after.map(row => row.seq)).toEqual(before.map(row => row.seq))
+      expect(after.map(row => row.hash)).toEqual(before.map(row => row.hash))
+      expect(after.slice(0, 10).every(row => row.text === '' && row.eventJson === '' && row.expiredAt !== null)).toBe(true)
+      expect(after.slice(10).every(row => row.text.length > 0 && row.expiredAt === null)).toBe(true)
+      const checkpoints = await store.checkpoints('s1')
+      expect(checkpoints.map(checkpoint => [checkpoint.checkpointId, checkpoint.expiredRows, checkpoint.expiredAt !== null])).toEqual([[c('s1', 1), 10, true], [c('s1', 2), 0, false]])
+      // gone from search, still confirmed against the log, and not brought back by a re-append
+      expect((await store.search('key3z', { sessionId: 's1' })).hits).toEqual([])
+      expect((await store.search('key13z', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([13])
+      expect(await store.confirm('s1', before.slice(0, 3).map(row => ({ seq: row.seq, hash: row.hash })))).toEqual({ missing: [], mismatched: [] })
+      expect(await store.append([message('s1', 1, before[0]!.text, { time: before[0]!.time, eventJson: before[0]!.eventJson })])).toMatchObject({ written: 0, replaced: 0 })
+      expect((await store.gc({ sessionBytes: budget })).expired).toEqual([])
+    })
+
+    it('drops by age and by workspace budget, oldest first across sessions; never the live surface', async () => {
+      const { c } = await seed()
+      const aged = await store.gc({ maxAgeMs: 30 * HOUR, now: t0 + 50 * HOUR })
+      expect(aged.expired.map(entry => [entry.checkpointId, entry.reason])).toEqual([[c('s1', 1), 'age'], [c('s2', 1), 'age']])
+      // a workspace budget of nothing drops every checkpoint left, and says the live rows are still over it
+      const squeezed = await store.gc({ workspaceBytes: 0 })
+      expect(squeezed.expired.map(entry => entry.checkpointId)).toEqual([c('s1', 2)])
+      expect(squeezed.overBudget).toEqual([expect.objectContaining({ scope: 'workspace', id: '/repo', budget: 0 })])
+      const live = await store.read({ sessionId: 's1' }, { fromSeq: 21, limit: 100 })
+      expect(live.length).toBe(10)
+      expect(live.every(row => row.expiredAt === null && row.text.includes(`key${row.seq}z`))).toBe(true)
+      expect((await store.stats()).expired).toBe(30)
+    })
+
+    it('rejects a bad policy and changes nothing', async () => {
+      await seed()
+      const before = await store.stats()
+      for (const policy of [{}, { sessionBytes: -1 }, { workspaceBytes: 1.5 }, { maxAgeMs: 'old' }, null]) {
+        await expect(store.gc(policy as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      }
+      expect(await store.stats()).toEqual(before)
+    })
+  })
+
   it('fails a write cleanly when the disk is full and keeps what was stored', async () => {
     const dir = tempDir()
     const file = join(dir.path, 'full.db')
     const store = await ShadowStore.open(file)
     await store.append([message('s1', 1, 'small')])
     await store.close()
-    const tight = await ShadowStore.open(file, { maxPageCount: 40 })
+    const tight = await ShadowStore.open(file, { maxBytes: 160 * 1024 })
     const error = await tight.append([message('s1', 2, 'y'.repeat(1_000_000))]).then(() => undefined, (failure: unknown) => failure)
     expect(error).toBeInstanceOf(ShadowStoreError)
-    expect((error as ShadowStoreError).code).toBe('UNAVAILABLE')
+    expect((error as ShadowStoreError).code).toBe('FULL')
     expect((await tight.read({ sessionId: 's1' })).map(row => row.seq)).toEqual([1])
     await tight.close()
     dir.cleanup()

@@ -15,18 +15,7 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import z from '@deepseek-ai/schemastery'
-import {
-  hashEventJson,
-  ShadowStore,
-  ShadowStoreError,
-  ShadowStoreWorkerClient,
-  type CapturedEvent,
-  type CheckpointInput,
-  type IngestOp,
-  type IngestReport,
-  type ShadowStoreApi,
-} from '@dsh-shadow/store'
-import { failpoint } from '../failpoint.ts'
+import { type CapturedEvent, type CheckpointInput, failpoint, hashEventJson, type IngestOp, type IngestReport, type RetentionPolicy, type RetentionReport, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -48,7 +37,35 @@ export interface ShadowCaptureConfig {
    * the turn; the write-ahead check before compaction flushes at once. Default 200.
    */
   batchDelayMs?: number
+  /** Ceiling on the store file, bytes; past it writes fail and Shadow Context fails closed. Default: none. */
+  maxBytes?: number
+  /** How long a write waits for another process's lock on the store, ms. Default 5000. */
+  busyTimeoutMs?: number
+  /** Redact secrets (API keys, tokens, private keys, password assignments) before storing. Default false. */
+  redact?: boolean
+  /** Extra redaction patterns (regular expression sources or `/…/flags`); any pattern turns redaction on. */
+  redactPatterns?: string[]
+  /** Retention budget, applied when the store opens and then every `intervalMinutes`. Default: keep everything. */
+  retention?: ShadowRetentionConfig
 }
+
+export interface ShadowRetentionConfig {
+  /** Stored bytes one session may keep. */
+  sessionBytes?: number
+  /** Stored bytes all sessions of one workspace may keep. */
+  workspaceBytes?: number
+  /** Drop originals of checkpoints older than this many days. */
+  maxAgeDays?: number
+  /** How often the budget is applied while dsh runs. Default 60. */
+  intervalMinutes?: number
+}
+
+export const ShadowRetentionConfigSchema: z<ShadowRetentionConfig> = z.object({
+  sessionBytes: z.natural().description('stored bytes one session may keep'),
+  workspaceBytes: z.natural().description('stored bytes one workspace may keep'),
+  maxAgeDays: z.natural().description('drop originals of checkpoints older than this many days'),
+  intervalMinutes: z.natural().min(1).default(60).description('how often the budget is applied'),
+})
 
 export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   home: z.string().description('dsh home; default $DSH_HOME, then ~/.dsh'),
@@ -57,6 +74,11 @@ export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
   batchDelayMs: z.natural().default(200).description('longest wait before captured events are written, ms'),
+  maxBytes: z.natural().description('ceiling on the store file, bytes (default: none)'),
+  busyTimeoutMs: z.natural().default(5_000).description("wait for another process's lock on the store, ms"),
+  redact: z.boolean().default(false).description('redact secrets before they are stored'),
+  redactPatterns: z.array(z.string()).default([]).description('extra redaction patterns (regular expressions)'),
+  retention: ShadowRetentionConfigSchema.description('retention budget (default: keep everything)'),
 })
 
 export interface CaptureFailure {
@@ -107,18 +129,22 @@ interface SessionState {
   summary: PendingSummary | undefined
 }
 
+const WARN_INTERVAL_MS = 60_000
+
 // One store connection per file and process, shared by every capture (host row, presets).
 const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
 
-async function acquireStore(path: string, worker: boolean, synchronous: 'normal' | 'full'): Promise<ShadowStoreApi> {
+type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact'>
+
+async function acquireStore(path: string, worker: boolean, options: StoreOpenOptions): Promise<ShadowStoreApi> {
   const entry = shared.get(path)
   if (entry !== undefined) {
     entry.refs += 1
     return entry.api
   }
   const api: Promise<ShadowStoreApi> = worker
-    ? ShadowStoreWorkerClient.open(path, { synchronous })
-    : ShadowStore.open(path, { synchronous }) as Promise<ShadowStoreApi>
+    ? ShadowStoreWorkerClient.open(path, options)
+    : ShadowStore.open(path, options) as Promise<ShadowStoreApi>
   shared.set(path, { api, refs: 1 })
   try {
     return await api
@@ -137,6 +163,17 @@ async function releaseStore(path: string): Promise<void> {
   await (await entry.api).close()
 }
 
+/** The store policy for a retention config, or undefined when it keeps everything. */
+export function retentionPolicy(config: ShadowRetentionConfig | undefined): RetentionPolicy | undefined {
+  if (config === undefined) return undefined
+  const policy: RetentionPolicy = {
+    ...(config.sessionBytes === undefined ? {} : { sessionBytes: config.sessionBytes }),
+    ...(config.workspaceBytes === undefined ? {} : { workspaceBytes: config.workspaceBytes }),
+    ...(config.maxAgeDays === undefined ? {} : { maxAgeMs: config.maxAgeDays * 86_400_000 }),
+  }
+  return Object.keys(policy).length === 0 ? undefined : policy
+}
+
 function failureOf(error: unknown): CaptureFailure {
   const code = error instanceof ShadowStoreError ? error.code : 'UNAVAILABLE'
   return { time: Date.now(), code, message: error instanceof Error ? error.message : String(error) }
@@ -146,11 +183,12 @@ export class ShadowCapture extends Service {
   static inject = ['sessions']
   static Config = ShadowCaptureConfigSchema
 
-  readonly config: Required<Omit<ShadowCaptureConfig, 'home' | 'path'>> & Pick<ShadowCaptureConfig, 'home'>
+  readonly config: Required<Omit<ShadowCaptureConfig, 'home' | 'path' | 'maxBytes' | 'retention'>> & Pick<ShadowCaptureConfig, 'home' | 'maxBytes' | 'retention'>
   readonly path: string
   readonly health: CaptureHealth = { captured: 0, batches: 0, failures: 0, pending: 0, lastFailure: null, rows: { written: 0, unchanged: 0, replaced: 0, removed: 0 } }
   private api: ShadowStoreApi | undefined
-  private readonly opening: Promise<ShadowStoreApi>
+  private opening: Promise<ShadowStoreApi>
+  private lastWarning: { message: string; time: number } | undefined
   private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
@@ -169,15 +207,26 @@ export class ShadowCapture extends Service {
       synchronous: resolved.synchronous ?? 'normal',
       retryLimit: resolved.retryLimit ?? 10_000,
       batchDelayMs: resolved.batchDelayMs ?? 200,
+      busyTimeoutMs: resolved.busyTimeoutMs ?? 5_000,
+      redact: resolved.redact ?? false,
+      redactPatterns: resolved.redactPatterns ?? [],
+      ...(resolved.maxBytes === undefined ? {} : { maxBytes: resolved.maxBytes }),
+      ...(resolved.retention === undefined ? {} : { retention: resolved.retention }),
     }
     this.path = resolveStorePath(resolved.path, resolved.home)
     // The service is provided at once and the store opens behind it: events queue meanwhile.
     // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
-    this.opening = acquireStore(this.path, this.config.worker, this.config.synchronous).then(api => {
-      this.api = api
-      return api
-    })
-    this.opening.catch((error: unknown) => this.reportFailure(undefined, failureOf(error)))
+    this.opening = this.open()
+    const policy = retentionPolicy(this.config.retention)
+    if (policy !== undefined) {
+      const every = (this.config.retention?.intervalMinutes ?? 60) * 60_000
+      void this.opening.then(() => this.applyRetention(policy), () => undefined)
+      ctx.effect(() => {
+        const timer = setInterval(() => void this.applyRetention(policy), every)
+        timer.unref()
+        return () => clearInterval(timer)
+      }, 'shadow retention')
+    }
     ctx.on('session/created', session => this.track(session))
     ctx.on('session/event', (session, event) => this.onEvent(session, event))
     ctx.effect(() => async () => {
@@ -190,16 +239,43 @@ export class ShadowCapture extends Service {
       try {
         await this.opening
       } catch {
-        return // never opened: nothing to release
+        return // not open: nothing to release
       }
       await releaseStore(this.path)
     }, 'shadow capture store')
     for (const session of ctx.sessions.list()) this.track(session)
   }
 
-  /** The store, once open (throws the open failure, typed, if it could not be opened). */
-  opened(): Promise<ShadowStoreApi> {
-    return this.opening
+  private open(): Promise<ShadowStoreApi> {
+    const options: StoreOpenOptions = {
+      synchronous: this.config.synchronous,
+      busyTimeoutMs: this.config.busyTimeoutMs,
+      ...(this.config.maxBytes === undefined ? {} : { maxBytes: this.config.maxBytes }),
+      ...(this.config.redact || this.config.redactPatterns.length > 0 ? { redact: { patterns: this.config.redactPatterns } } : {}),
+    }
+    const attempt = acquireStore(this.path, this.config.worker, options).then(api => {
+      this.api = api
+      return api
+    })
+    attempt.catch((error: unknown) => this.reportFailure(undefined, failureOf(error)))
+    return attempt
+  }
+
+  /**
+   * The store, once open. If opening failed (locked, corrupt, unreadable), each call tries again,
+   * so a store repaired or released while dsh runs is picked up without a restart; until then
+   * the typed open failure is thrown and Shadow Context fails closed.
+   */
+  async opened(): Promise<ShadowStoreApi> {
+    const current = this.opening
+    try {
+      return await current
+    } catch (error) {
+      if (this.stopped) throw error
+      // concurrent callers share one new attempt
+      if (this.opening === current) this.opening = this.open()
+      return this.opening
+    }
   }
 
   /** The store this capture writes to, when already open (reads are safe from any caller). */
@@ -324,7 +400,7 @@ export class ShadowCapture extends Service {
     if (batch.length === 0) return
     try {
       failpoint('capture.before-write')
-      this.count(await (await this.opening).ingest(batch))
+      this.count(await (await this.opened()).ingest(batch))
       failpoint('capture.after-write')
       this.retry = []
       this.retryWeight = 0
@@ -363,8 +439,31 @@ export class ShadowCapture extends Service {
 
   reportFailure(session: Session | undefined, failure: CaptureFailure): void {
     this.health.lastFailure = failure
-    this.ctx.logger.warn(`Shadow Context: ${failure.message}`)
+    // A broken store fails every batch; say so once a minute, not five times a second.
+    const last = this.lastWarning
+    if (last === undefined || last.message !== failure.message || failure.time - last.time >= WARN_INTERVAL_MS) {
+      this.lastWarning = { message: failure.message, time: failure.time }
+      this.ctx.logger.warn(`Shadow Context: ${failure.message}`)
+    }
     this.ctx.emit('shadow-context/failure', session, failure)
+  }
+
+  /**
+   * Apply the retention budget, in line with capture writes. Originals a checkpoint took off the
+   * surface go first, oldest first; the live surface is never touched. A failure is reported and
+   * retried at the next interval; it never fails capture.
+   */
+  async applyRetention(policy: RetentionPolicy): Promise<RetentionReport | undefined> {
+    const run = this.chain.then(async () => (await this.opened()).gc(policy))
+    this.chain = run.then(() => undefined, () => undefined)
+    try {
+      const report = await run
+      if (report.rows > 0) this.ctx.logger.info(`Shadow Context retention: dropped ${report.rows} originals (${report.bytes} bytes) of ${report.expired.length} checkpoints`)
+      return report
+    } catch (error) {
+      this.ctx.logger.warn(`Shadow Context retention failed: ${error instanceof Error ? error.message : String(error)}`)
+      return undefined
+    }
   }
 
   /** Write everything captured so far and wait for the store to commit it. */
@@ -378,7 +477,19 @@ export class ShadowCapture extends Service {
    */
   async confirm(session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
     await this.flush()
-    const store = await this.opening
+    try {
+      return await this.confirmIn(await this.opened(), session, seqs)
+    } catch (error) {
+      // a store that cannot answer the write-ahead check is failing, whatever the last batch did
+      if (!(error instanceof ShadowStoreError && error.code === 'INVALID_INPUT')) {
+        this.health.failures += 1
+        this.reportFailure(session, failureOf(error))
+      }
+      throw error
+    }
+  }
+
+  private async confirmIn(store: ShadowStoreApi, session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
     const events = session.events
     const entries = seqs.map(seq => {
       const event = events[seq]

@@ -65,6 +65,12 @@ function header(message: ShadowMessage): string {
   return `── ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${turn}${elided}`
 }
 
+/** What a transcript shows for a message: its text, or why retention left none. */
+function bodyOf(message: ShadowMessage): string {
+  if (message.expiredAt === null) return message.text
+  return `[original removed by retention on ${formatTime(message.expiredAt)} UTC; the dsh session log still holds it]`
+}
+
 /**
  * Render messages from `startIndex` (and `startOffset` characters into it) until the token budget
  * is spent. A message too large for the budget is cut, and the cursor resumes inside it.
@@ -77,12 +83,13 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
   let offset = startOffset
   while (index < messages.length) {
     const message = messages[index]!
+    const text = bodyOf(message)
     const head = offset === 0 ? header(message) : `${header(message)} (continued from character ${offset})`
-    const remaining = message.text.length - offset
+    const remaining = text.length - offset
     const room = budgetChars - used - head.length - 1
     if (room <= 0 && parts.length > 0) break
     if (remaining <= room) {
-      parts.push(`${head}\n${message.text.slice(offset)}`)
+      parts.push(`${head}\n${text.slice(offset)}`)
       used += head.length + 1 + remaining
       index += 1
       offset = 0
@@ -90,7 +97,7 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
     }
     // Too big for what is left: show what fits and continue inside this message next time.
     const take = Math.max(200, room)
-    parts.push(`${head}\n${message.text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
+    parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
     used += head.length + take
     offset += take
     break

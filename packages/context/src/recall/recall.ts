@@ -11,11 +11,12 @@ import {
   parseTimeRange,
   type LineageSegment,
   type ScopeOptions,
+  type SearchHit,
   type ShadowMessage,
   type ShadowRole,
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
-import { decodeCursor, encodeCursor, RecallError, renderSearch, renderTranscript } from './format.ts'
+import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
 export const READ_TOOL = 'shadow_read'
@@ -65,6 +66,8 @@ export interface SearchOutcome {
   readonly shadowIds: string[]
   readonly checkpointIds: string[]
   readonly matched: number
+  /** The ranked hits behind `text` (UIs render them themselves). */
+  readonly hits: readonly SearchHit[]
 }
 
 export interface ReadOutcome {
@@ -73,6 +76,17 @@ export interface ReadOutcome {
   readonly checkpointIds: string[]
   readonly cursor: string | null
 }
+
+/** One page of the exact originals a read selects, for UIs: addressed by position, not by cursor. */
+export interface ReadPage {
+  readonly title: string
+  /** Messages the selector covers in all. */
+  readonly total: number
+  readonly start: number
+  readonly messages: ShadowMessage[]
+}
+
+export const PAGE_LIMIT_MAX = 100
 
 export interface RecallScope {
   readonly sessionId: string
@@ -145,13 +159,14 @@ export class RecallResolver {
     throw new RecallError('NOT_FOUND', `no message ${label} in this session's history`)
   }
 
-  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[] }> {
+  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[]; expired: string }> {
     const checkpoint = await this.store.checkpoint(id)
     const segments = await this.segments()
     if (checkpoint === undefined || !segments.some(segment => segment.sessionId === checkpoint.sessionId)) {
       throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
     }
-    return { checkpointId: checkpoint.checkpointId, seqs: [...checkpoint.shadowedSeqs] }
+    const expired = checkpoint.expiredAt === null ? '' : ` (retention removed ${checkpoint.expiredRows} of its originals on ${formatTime(checkpoint.expiredAt)} UTC)`
+    return { checkpointId: checkpoint.checkpointId, seqs: [...checkpoint.shadowedSeqs], expired }
   }
 
   async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
@@ -185,6 +200,7 @@ export class RecallResolver {
         shadowIds: result.hits.map(hit => hit.message.shadowId),
         checkpointIds: [...new Set(result.hits.flatMap(hit => (hit.message.elidedBy === null ? [] : [hit.message.elidedBy])))],
         matched: result.coverage.matched,
+        hits: result.hits,
       }
     })
   }
@@ -222,6 +238,21 @@ export class RecallResolver {
         checkpointIds: [...new Set(shown.flatMap(message => (message.elidedBy === null ? [] : [message.elidedBy])))],
         cursor: next,
       }
+    })
+  }
+
+  /**
+   * The same selectors, scope and errors as `read`, but whole messages by position (`start`,
+   * `limit`), so a UI can page through the originals and show them verbatim.
+   */
+  async page(args: ReadArgs, start?: unknown, limit?: unknown): Promise<ReadPage> {
+    return guarded(async () => {
+      const from = integer(start, 'start', 0, Number.MAX_SAFE_INTEGER, 0)
+      const size = integer(limit, 'limit', 1, PAGE_LIMIT_MAX, 20)
+      if (args.cursor !== undefined && args.cursor !== null) throw new RecallError('INVALID_INPUT', 'a page is addressed by start and limit, not by cursor')
+      const { messages, title } = await this.select(this.selector(args))
+      if (from > messages.length) throw new RecallError('INVALID_INPUT', `start ${from} is past the end (${messages.length} messages)`)
+      return { title, total: messages.length, start: from, messages: messages.slice(from, from + size) }
     })
   }
 
@@ -263,14 +294,14 @@ export class RecallResolver {
   private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string }> {
     switch (selector['kind']) {
       case 'checkpoint': {
-        const { checkpointId, seqs } = await this.checkpointSeqs(String(selector['checkpoint']))
+        const { checkpointId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
         const segments = await this.segments()
         const messages: ShadowMessage[] = []
         for (const seq of seqs) {
           const row = await this.store.lookupInLineage(segments, seq)
           if (row !== undefined) messages.push(row)
         }
-        return { messages, title: `checkpoint ${checkpointId}` }
+        return { messages, title: `checkpoint ${checkpointId}${expired}` }
       }
       case 'id': {
         const id = String(selector['id'])

@@ -2,12 +2,13 @@
  * The embedded backend: one `node:sqlite` database in WAL mode with two contentless FTS5 indexes.
  * All SQL of the project lives in this folder.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
-import type { FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
+import { failpoint } from '../failpoint.ts'
 import type {
   AppendResult,
   CheckpointInput,
@@ -27,8 +28,11 @@ export interface SqliteBackendOptions {
   readonly busyTimeoutMs?: number
   /** `normal` survives a process crash (WAL); `full` also survives power loss. Default normal. */
   readonly synchronous?: 'normal' | 'full'
-  /** SQLite page-count ceiling (emulates a full disk in tests). */
-  readonly maxPageCount?: number
+  /**
+   * Ceiling on the database file, bytes. Past it every write fails with FULL, exactly as on a
+   * full disk (Shadow Context then fails closed). Default: none.
+   */
+  readonly maxBytes?: number
 }
 
 type Row = Record<string, unknown>
@@ -47,16 +51,22 @@ export function sqliteError(error: unknown, action: string): ShadowStoreError {
     case 6: // SQLITE_LOCKED
     case 8: // SQLITE_READONLY
     case 10: // SQLITE_IOERR
-    case 13: // SQLITE_FULL
     case 14: // SQLITE_CANTOPEN
     case 23: // SQLITE_AUTH
       return new ShadowStoreError('UNAVAILABLE', `shadow store ${action}: ${detail}`, { cause: error })
+    case 13: // SQLITE_FULL
+      return new ShadowStoreError('FULL', `shadow store ${action}: the store is full (its maxBytes limit or the disk): ${detail}`, { cause: error })
     default:
       return new ShadowStoreError('UNAVAILABLE', `shadow store ${action} failed: ${detail}`, { cause: error })
   }
 }
 
-const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by'
+/** Stored bytes of one message row (what retention budgets count). */
+const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + length(CAST(m.event_json AS BLOB))'
+
+const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by, m.expired_at'
+/** The same without the event JSON, for search candidates (most are ranked and dropped). */
+const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json")
 
 function toMessage(row: Row): ShadowMessage {
   return {
@@ -76,6 +86,7 @@ function toMessage(row: Row): ShadowMessage {
     eventJson: row['event_json'] as string,
     text: decodeText(row['text']),
     elidedBy: row['elided_by'] as string | null,
+    expiredAt: row['expired_at'] as number | null,
   }
 }
 
@@ -127,6 +138,8 @@ function toCheckpoint(row: Row): ShadowCheckpoint {
     footer: row['footer'] as string | null,
     error: row['error'] as string | null,
     createdAt: row['created_at'] as number,
+    expiredAt: row['expired_at'] as number | null,
+    expiredRows: row['expired_rows'] as number,
   }
 }
 
@@ -144,19 +157,20 @@ function toRecall(row: Row): ShadowRecall {
 }
 
 /** SQL for the filter part of a message query (always against alias `m`). */
-function filterSql(filter: MessageFilter, params: unknown[]): string {
+function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
   const clauses: string[] = []
-  const lineage: string[] = []
-  for (const segment of filter.segments) {
-    params.push(segment.sessionId)
-    if (Number.isFinite(segment.belowSeq)) {
-      params.push(segment.belowSeq)
+  if (!wholeStore) {
+    const lineage: string[] = []
+    const open = filter.segments.filter(segment => !Number.isFinite(segment.belowSeq)).map(segment => segment.sessionId)
+    if (open.length === 1) { lineage.push('m.session_id = ?'); params.push(open[0]) }
+    if (open.length > 1) { lineage.push(`m.session_id IN (${open.map(() => '?').join(', ')})`); params.push(...open) }
+    for (const segment of filter.segments) {
+      if (!Number.isFinite(segment.belowSeq)) continue
+      params.push(segment.sessionId, segment.belowSeq)
       lineage.push('(m.session_id = ? AND m.seq < ?)')
-    } else {
-      lineage.push('(m.session_id = ?)')
     }
+    clauses.push(lineage.length === 0 ? '0' : `(${lineage.join(' OR ')})`)
   }
-  clauses.push(lineage.length === 0 ? '0' : `(${lineage.join(' OR ')})`)
   if (filter.fromSeq !== undefined) { clauses.push('m.seq >= ?'); params.push(filter.fromSeq) }
   if (filter.toSeq !== undefined) { clauses.push('m.seq <= ?'); params.push(filter.toSeq) }
   if (filter.timeFrom !== undefined) { clauses.push('m.time >= ?'); params.push(filter.timeFrom) }
@@ -179,8 +193,19 @@ function filterSql(filter: MessageFilter, params: unknown[]): string {
     clauses.push(`coalesce(m.tool_name, '') NOT IN (${filter.excludeToolNames.map(() => '?').join(', ')})`)
     params.push(...filter.excludeToolNames)
   }
-  return clauses.join(' AND ')
+  return clauses.length === 0 ? '1' : clauses.join(' AND ')
 }
+
+/** Only the lineage part is set: nothing but sessions restricts the rows. */
+function onlySegments(filter: MessageFilter): boolean {
+  return filter.fromSeq === undefined && filter.toSeq === undefined && filter.timeFrom === undefined && filter.timeTo === undefined
+    && (filter.roles === undefined || filter.roles.length === 0) && filter.toolName === undefined && filter.elidedBy === undefined
+    && (filter.excludeSourceKinds === undefined || filter.excludeSourceKinds.length === 0)
+    && (filter.excludeToolNames === undefined || filter.excludeToolNames.length === 0)
+}
+
+/** Above this many sessions a scope is filtered on the joined row, not with scope tokens in the MATCH. */
+const SCOPE_TOKEN_LIMIT = 8
 
 export class SqliteBackend implements ShadowBackend {
   readonly path: string
@@ -188,6 +213,7 @@ export class SqliteBackend implements ShadowBackend {
   private readonly db: DatabaseSync
   private readonly statements = new Map<string, StatementSync>()
   private readonly readOnly: boolean
+  private readonly identity: string | undefined
   private closed = false
 
   /**
@@ -210,12 +236,17 @@ export class SqliteBackend implements ShadowBackend {
     } catch (error) {
       throw sqliteError(error, `open ${path}`)
     }
+    this.identity = path === ':memory:' ? undefined : fileIdentity(path)
     try {
       this.db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
       if (!readOnly) {
         this.db.exec('PRAGMA journal_mode = WAL')
         this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
-        if (options.maxPageCount !== undefined) this.db.exec(`PRAGMA max_page_count = ${Math.floor(options.maxPageCount)}`)
+        if (options.maxBytes !== undefined) {
+          const pageSize = (this.db.prepare('PRAGMA page_size').get() as Row)['page_size'] as number
+          // a limit below the current size is honoured too: every later write that grows the file fails
+          this.db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`)
+        }
         this.migrate()
       } else {
         this.checkSchema()
@@ -365,13 +396,15 @@ export class SqliteBackend implements ShadowBackend {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       `)
       const update = this.stmt(`
-        UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, text = ?, elided_by = NULL
+        UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, text = ?, elided_by = NULL, expired_at = NULL
         WHERE id = ?
       `)
       const insertWords = this.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
       const insertGrams = this.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
       const deleteWords = this.stmt('DELETE FROM messages_words WHERE rowid = ?')
       const deleteGrams = this.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+      const deleteCalls = this.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
+      const insertCall = this.stmt('INSERT OR IGNORE INTO message_calls(session_id, call_id, seq) VALUES (?, ?, ?)')
       for (const row of rows) {
         const existing = find.get(row.sessionId, row.seq) as Row | undefined
         const scope = `s${row.tag}`
@@ -385,6 +418,7 @@ export class SqliteBackend implements ShadowBackend {
           update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text), id)
           deleteWords.run(id)
           deleteGrams.run(id)
+          deleteCalls.run(row.sessionId, row.seq)
           replaced += 1
         } else {
           const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text))
@@ -393,6 +427,9 @@ export class SqliteBackend implements ShadowBackend {
         }
         insertWords.run(id, row.words, scope)
         if (row.grams.length > 0) insertGrams.run(id, row.grams, scope)
+        if (row.role === 'assistant' && row.callId !== null) for (const call of row.callId.split(' ')) if (call.length > 0) insertCall.run(row.sessionId, call, row.seq)
+        // a kill here leaves an open transaction: SQLite must roll all of it back
+        if (written + replaced === 1) failpoint('store.mid-append')
         const entry = touched.get(row.sessionId) ?? { added: 0, maxSeq: -1, minTime: Number.POSITIVE_INFINITY, maxTime: Number.NEGATIVE_INFINITY }
         if (existing === undefined) entry.added += 1
         entry.maxSeq = Math.max(entry.maxSeq, row.seq)
@@ -434,13 +471,63 @@ export class SqliteBackend implements ShadowBackend {
     })
   }
 
+  callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): ShadowMessage[] {
+    if (keys.length === 0) return []
+    return this.guard('read calls', () => {
+      const out: ShadowMessage[] = []
+      // one statement per chunk: index lookups per pair, well under SQLite's parameter limit
+      for (let start = 0; start < keys.length; start += 400) {
+        const chunk = keys.slice(start, start + 400)
+        const rows = this.db.prepare(`
+          WITH wanted(session_id, call_id) AS (VALUES ${chunk.map(() => '(?, ?)').join(', ')})
+          SELECT ${CANDIDATE_COLUMNS} FROM wanted w CROSS JOIN messages m ON m.session_id = w.session_id AND m.call_id = w.call_id AND m.role = 'tool'
+          UNION ALL
+          SELECT ${CANDIDATE_COLUMNS} FROM wanted w CROSS JOIN message_calls c ON c.session_id = w.session_id AND c.call_id = w.call_id
+            CROSS JOIN messages m ON m.session_id = c.session_id AND m.seq = c.seq
+        `).all(...chunk.flatMap(key => [key.sessionId, key.callId])) as Row[]
+        out.push(...rows.map(toMessage))
+      }
+      return out
+    })
+  }
+
+  messageTotal(): number {
+    return this.guard('count messages', () => (this.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
+  }
+
   countMessages(filter: MessageFilter): number {
     return this.guard('count messages', () => {
+      if (onlySegments(filter)) {
+        // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
+        if (this.wholeStore(filter.segments)) return ((this.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
+        let total = 0
+        for (const segment of filter.segments) {
+          total += Number.isFinite(segment.belowSeq)
+            ? (this.stmt('SELECT count(*) AS n FROM messages WHERE session_id = ? AND seq < ?').get(segment.sessionId, segment.belowSeq) as Row)['n'] as number
+            : ((this.stmt('SELECT message_count AS n FROM sessions WHERE session_id = ?').get(segment.sessionId) as Row | undefined)?.['n'] as number | undefined) ?? 0
+        }
+        return total
+      }
       const params: unknown[] = []
-      const where = filterSql(filter, params)
+      const where = filterSql(filter, params, this.wholeStore(filter.segments))
       const row = this.db.prepare(`SELECT count(*) AS n FROM messages m WHERE ${where}`).get(...params as never[]) as Row
       return row['n'] as number
     })
+  }
+
+  /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
+  private wholeStore(segments: MessageFilter['segments']): boolean {
+    if (segments.some(segment => Number.isFinite(segment.belowSeq))) return false
+    const sessions = (this.stmt('SELECT count(*) AS n FROM sessions').get() as Row)['n'] as number
+    return new Set(segments.map(segment => segment.sessionId)).size >= sessions
+  }
+
+  /** The MATCH expression: scope tokens only for a small scope (bm25 walks every phrase's whole doclist). */
+  private matchOf(query: { terms: readonly string[]; operator: 'and' | 'or'; segments: MessageFilter['segments'] }, whole: boolean): string {
+    const terms = query.terms.map(ftsString).join(query.operator === 'and' ? ' AND ' : ' OR ')
+    const tags = [...new Set(query.segments.map(segment => segment.tag))]
+    if (whole || tags.length > SCOPE_TOKEN_LIMIT) return `body : (${terms})`
+    return `body : (${terms}) AND scope : (${tags.map(tag => ftsString(`s${tag}`)).join(' OR ')})`
   }
 
   messageHashes(sessionId: string): Array<{ seq: number; hash: string }> {
@@ -455,6 +542,7 @@ export class SqliteBackend implements ShadowBackend {
     return this.guard('delete messages', () => this.transaction(() => {
       const find = this.stmt('SELECT id FROM messages WHERE session_id = ? AND seq = ?')
       const remove = this.stmt('DELETE FROM messages WHERE id = ?')
+      const removeCalls = this.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
       const deleteWords = this.stmt('DELETE FROM messages_words WHERE rowid = ?')
       const deleteGrams = this.stmt('DELETE FROM messages_grams WHERE rowid = ?')
       let removed = 0
@@ -464,6 +552,7 @@ export class SqliteBackend implements ShadowBackend {
         const id = row['id'] as number
         deleteWords.run(id)
         deleteGrams.run(id)
+        removeCalls.run(sessionId, seq)
         remove.run(id)
         removed += 1
       }
@@ -487,7 +576,7 @@ export class SqliteBackend implements ShadowBackend {
     }))
   }
 
-  putCheckpoint(input: CheckpointInput, derived: Omit<ShadowCheckpoint, keyof CheckpointInput>): void {
+  putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): void {
     this.guard('write checkpoint', () => {
       this.stmt(`
         INSERT INTO checkpoints(checkpoint_id, session_id, engine, status, trigger, start_seq, summary_seq, replace_seq, shadowed_seqs,
@@ -542,9 +631,20 @@ export class SqliteBackend implements ShadowBackend {
     if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
     return this.guard('search', () => {
       const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
-      const terms = query.terms.map(ftsString).join(query.operator === 'and' ? ' AND ' : ' OR ')
-      const scopes = [...new Set(query.segments.map(segment => ftsString(`s${segment.tag}`)))].join(' OR ')
-      const match = `body : (${terms}) AND scope : (${scopes})`
+      const whole = this.wholeStore(query.segments)
+      const match = this.matchOf(query, whole)
+      const params: unknown[] = [match]
+      const where = filterSql(query, params, whole)
+      const limit = Math.max(1, Math.floor(query.limit))
+      if (query.order === 'newest') {
+        // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
+        params.push(limit)
+        const rows = this.db.prepare(`
+          SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
+          WHERE ${table} MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?
+        `).all(...params as never[]) as Row[]
+        return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
+      }
       // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
       let floor = 0
       if (Number.isFinite(query.rankWindow)) {
@@ -552,17 +652,14 @@ export class SqliteBackend implements ShadowBackend {
           .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
         if (nth !== undefined) floor = nth['rowid'] as number
       }
-      const params: unknown[] = [match, floor]
-      const where = filterSql(query, params)
-      params.push(Math.max(1, Math.floor(query.limit)))
-      // CROSS JOIN keeps the full-text index the outer loop; a plain JOIN lets the planner walk a
-      // session's rows and run the MATCH once per row (60x slower on a 2.6k-message session).
-      const rows = this.db.prepare(`
-        SELECT ${MESSAGE_COLUMNS}, bm25(${table}, 1.0, 0.0) AS score
-        FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
-        WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where}
-        ORDER BY score LIMIT ?
-      `).all(...params as never[]) as Row[]
+      params.splice(1, 0, floor)
+      params.push(limit)
+      // Rank ids first (no wide columns through the sorter), then read the winners. The join is only
+      // there for the filter; CROSS JOIN keeps the full-text index the outer loop.
+      const inner = where === '1'
+        ? `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f WHERE ${table} MATCH ? AND f.rowid >= ? ORDER BY score LIMIT ?`
+        : `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
+      const rows = this.db.prepare(`SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`).all(...params as never[]) as Row[]
       return { hits: rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })), windowed: floor > 0 }
     })
   }
@@ -571,9 +668,9 @@ export class SqliteBackend implements ShadowBackend {
     if (query.segments.length === 0) return query.terms.map(() => 0)
     return this.guard('count terms', () => {
       const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
-      const scopes = [...new Set(query.segments.map(segment => ftsString(`s${segment.tag}`)))].join(' OR ')
+      const whole = query.global === true || this.wholeStore(query.segments)
       const count = this.db.prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
-      return query.terms.map(term => (count.get(`body : (${ftsString(term)}) AND scope : (${scopes})`, Math.max(1, Math.floor(query.cap))) as Row)['n'] as number)
+      return query.terms.map(term => (count.get(this.matchOf({ terms: [term], operator: 'or', segments: query.segments }, whole), Math.max(1, Math.floor(query.cap))) as Row)['n'] as number)
     })
   }
 
@@ -636,8 +733,65 @@ export class SqliteBackend implements ShadowBackend {
         recalls: count('SELECT count(*) AS n FROM recalls'),
         bytes: pageSize * pageCount,
         textBytes: count('SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) AS n FROM messages'),
+        expired: count('SELECT count(*) AS n FROM messages WHERE expired_at IS NOT NULL'),
       }
     })
+  }
+
+  retentionUsage(): RetentionUsage[] {
+    return this.guard('measure retention', () => (this.db.prepare(`
+      SELECT s.session_id, s.workspace, coalesce(sum(${ROW_BYTES}), 0) AS bytes
+      FROM sessions s LEFT JOIN messages m ON m.session_id = s.session_id AND m.expired_at IS NULL
+      GROUP BY s.session_id
+    `).all() as Row[]).map(row => ({ sessionId: row['session_id'] as string, workspace: row['workspace'] as string | null, bytes: row['bytes'] as number })))
+  }
+
+  retentionCandidates(): RetentionCandidate[] {
+    return this.guard('list retention candidates', () => (this.db.prepare(`
+      SELECT m.session_id, m.elided_by, count(*) AS n, sum(${ROW_BYTES}) AS bytes, max(m.time) AS newest
+      FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
+      GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by
+    `).all() as Row[]).map(row => ({
+      sessionId: row['session_id'] as string,
+      checkpointId: row['elided_by'] as string,
+      rows: row['n'] as number,
+      bytes: row['bytes'] as number,
+      newest: row['newest'] as number,
+    })))
+  }
+
+  expireCheckpoint(checkpointId: string, time: number): { rows: number; bytes: number } {
+    return this.guard('expire originals', () => this.transaction(() => {
+      const rows = this.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL`).all(checkpointId) as Row[]
+      const clear = this.stmt("UPDATE messages SET text = X'', event_json = '', expired_at = ? WHERE id = ?")
+      const deleteWords = this.stmt('DELETE FROM messages_words WHERE rowid = ?')
+      const deleteGrams = this.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+      let bytes = 0
+      for (const row of rows) {
+        clear.run(time, row['id'] as number)
+        deleteWords.run(row['id'] as number)
+        deleteGrams.run(row['id'] as number)
+        bytes += row['bytes'] as number
+      }
+      if (rows.length > 0) {
+        this.stmt('UPDATE checkpoints SET expired_at = coalesce(expired_at, ?), expired_rows = expired_rows + ? WHERE checkpoint_id = ?').run(time, rows.length, checkpointId)
+      }
+      return { rows: rows.length, bytes }
+    }))
+  }
+
+  vacuum(): void {
+    this.guard('vacuum', () => {
+      this.db.exec('VACUUM')
+    })
+  }
+
+  assertInPlace(): void {
+    if (this.identity === undefined) return
+    const now = fileIdentity(this.path)
+    if (now !== this.identity) {
+      throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path} was ${now === undefined ? 'deleted' : 'replaced'} while open; writes to it would be lost (restart dsh: the store is rebuilt from the dsh logs)`)
+    }
   }
 
   integrityCheck(): string[] {
@@ -661,6 +815,16 @@ export class SqliteBackend implements ShadowBackend {
 }
 
 /** Create the folder (0700) and file (0600) before SQLite does, so the WAL and SHM inherit 0600. */
+/** Device and inode of a file, or undefined when it does not exist. */
+function fileIdentity(path: string): string | undefined {
+  try {
+    const stat = statSync(path)
+    return `${stat.dev}:${stat.ino}`
+  } catch {
+    return undefined
+  }
+}
+
 function prepareFile(path: string, readOnly: boolean): void {
   if (readOnly) {
     if (!existsSync(path)) throw new ShadowStoreError('NOT_FOUND', `shadow store ${path} does not exist`)
@@ -673,5 +837,14 @@ function prepareFile(path: string, readOnly: boolean): void {
     if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600)
   } catch (error) {
     throw new ShadowStoreError('UNAVAILABLE', `cannot create shadow store ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+  // SQLite would quietly open a read-only file read-only and fail every later write; say it now,
+  // so the caller keeps retrying the open and picks the file up once it is writable again.
+  for (const target of [path, folder]) {
+    try {
+      accessSync(target, constants.W_OK)
+    } catch (error) {
+      throw new ShadowStoreError('UNAVAILABLE', `shadow store ${path} is read-only (${target === path ? 'file' : 'folder'}: ${error instanceof Error ? error.message : String(error)})`, { cause: error })
+    }
   }
 }

@@ -95,6 +95,38 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Retention: a row whose original was dropped keeps its identity and hash (so the log still
+    // verifies and reconciliation does not bring it back) but loses its content and index entries.
+    version: 2,
+    sql: `
+      ALTER TABLE messages ADD COLUMN expired_at INTEGER;
+      ALTER TABLE checkpoints ADD COLUMN expired_at INTEGER;
+      ALTER TABLE checkpoints ADD COLUMN expired_rows INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX messages_elided ON messages(elided_by) WHERE elided_by IS NOT NULL AND expired_at IS NULL;
+    `,
+  },
+  {
+    // Search folds a tool call into its result: find one from the other by call id in one lookup.
+    // A result carries one call id (indexed on messages); an assistant message may carry several,
+    // so each of its ids gets a row in message_calls.
+    version: 3,
+    sql: `
+      CREATE INDEX messages_call ON messages(session_id, call_id) WHERE call_id IS NOT NULL AND role = 'tool';
+      CREATE TABLE message_calls (
+        session_id TEXT NOT NULL,
+        call_id    TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        PRIMARY KEY (session_id, call_id, seq)
+      ) WITHOUT ROWID;
+      WITH RECURSIVE split(session_id, seq, id, rest) AS (
+        SELECT session_id, seq, '', call_id || ' ' FROM messages WHERE role = 'assistant' AND call_id IS NOT NULL
+        UNION ALL
+        SELECT session_id, seq, substr(rest, 1, instr(rest, ' ') - 1), substr(rest, instr(rest, ' ') + 1) FROM split WHERE rest <> ''
+      )
+      INSERT OR IGNORE INTO message_calls(session_id, call_id, seq) SELECT session_id, id, seq FROM split WHERE id <> '';
+    `,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version

@@ -1,5 +1,5 @@
 /**
- * Failpoints for the crash harness: named places where `bench:crash` may kill the process on
+ * Failpoints for the crash harness (shared by the store and Shadow Context's plugins): named places where `bench:crash` may kill the process on
  * purpose (SIGKILL, no cleanup), to prove that no such moment loses or duplicates a message or
  * elides one the store does not hold. Inert unless DSH_SHADOW_FAILPOINT is set, e.g.
  * `engine.before-replace:3` kills at the third time that point is reached.
@@ -9,6 +9,7 @@ const [target, nth] = spec === undefined ? [undefined, 0] : [spec.split(':')[0],
 let hits = 0
 
 export type FailpointName =
+  | 'store.mid-append'
   | 'capture.before-write'
   | 'capture.after-write'
   | 'engine.after-confirm'

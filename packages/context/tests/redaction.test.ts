@@ -1,0 +1,32 @@
+import { ScriptedModel } from '@dsh-shadow/testing'
+import { describe, expect, it } from 'vitest'
+import { cleanupAfterEach, engineHarness } from './support.ts'
+
+const { harnesses } = cleanupAfterEach('shadow-redaction-')
+
+describe('secret redaction in a real composition', () => {
+  it('keeps API keys and configured patterns out of the store file and its index, and the rows still verify', async () => {
+    const harness = await engineHarness({ model: new ScriptedModel({ contextWindow: 32_000 }), capture: { redact: true, redactPatterns: ['/acme-[0-9a-f]{12}/i'] } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'secrets' })
+    harness.model.enqueue({ kind: 'text', text: 'Stored. I will not repeat the key.' })
+    await harness.send(agent, 'Deploy with DEEPSEEK_API_KEY=sk-live0123456789abcdefghij and license ACME-0123456789ab, region eu-west-1')
+    const capture = harness.ctx.shadowCapture
+    await capture.flush()
+    const store = await capture.opened()
+    const rows = await store.read({ sessionId: agent.session.id }, { limit: 1_000 })
+    const user = rows.find(row => row.role === 'user' && row.text.includes('region eu-west-1'))!
+    expect(user.text).toContain('[REDACTED:api-key]')
+    expect(user.text).toContain('[REDACTED:custom]')
+    for (const row of rows) {
+      expect(row.text).not.toContain('sk-live0123456789')
+      expect(row.eventJson).not.toContain('sk-live0123456789')
+      expect(row.text.toLowerCase()).not.toContain('acme-0123456789ab')
+    }
+    expect((await store.search('sk-live0123456789abcdefghij', { sessionId: agent.session.id })).hits).toEqual([])
+    expect((await store.search('eu-west-1', { sessionId: agent.session.id })).hits.length).toBeGreaterThan(0)
+    // the write-ahead check still confirms the redacted rows against the original log events
+    const confirmed = await capture.confirm(agent.session, rows.map(row => row.seq))
+    expect(confirmed).toMatchObject({ ok: true, repaired: 0 })
+  })
+})

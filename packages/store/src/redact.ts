@@ -1,0 +1,109 @@
+/**
+ * Secret redaction before anything reaches the store file or its search index. Optional (off by
+ * default): the model already saw these bytes, but a long-lived file on disk should not keep them.
+ * A row keeps the hash of its original log event, so verification against the dsh log still
+ * works; only the stored text and event JSON are redacted.
+ */
+import { invalid } from './errors.ts'
+
+export interface RedactionOptions {
+  /** Use the built-in detectors (provider API keys, tokens, private keys, secret assignments). Default true. */
+  readonly builtins?: boolean
+  /**
+   * Extra patterns, each a JavaScript regular expression source (`sk_[a-z0-9]{20,}`) or a
+   * literal (`/acme-[0-9a-f]{32}/i`). A named group `secret` limits the replacement to it.
+   */
+  readonly patterns?: readonly string[]
+}
+
+interface Detector {
+  readonly kind: string
+  readonly pattern: RegExp
+}
+
+/** Well-known credential shapes. Conservative: a false positive only hides text from search. */
+const BUILTINS: readonly Detector[] = [
+  { kind: 'private-key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g },
+  { kind: 'api-key', pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g },
+  { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/g },
+  { kind: 'aws-key', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
+  { kind: 'slack-token', pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g },
+  { kind: 'google-key', pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
+  { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}/g },
+  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: 'bearer', pattern: /\b[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g },
+  {
+    kind: 'secret',
+    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*["']?(?<secret>[^\s"'`,;]{6,})/gi,
+  },
+  { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:(?<secret>[^\s/@]{3,})@/gi },
+]
+
+/** Longest custom pattern source accepted. */
+const MAX_PATTERN_CHARS = 1_000
+
+function compile(source: string, index: number): Detector {
+  if (typeof source !== 'string' || source.length === 0) throw invalid(`redaction pattern ${index} must be a non-empty string`)
+  if (source.length > MAX_PATTERN_CHARS) throw invalid(`redaction pattern ${index} is longer than ${MAX_PATTERN_CHARS} characters`)
+  const literal = /^\/(.+)\/([a-z]*)$/s.exec(source)
+  let pattern: RegExp
+  try {
+    const flags = new Set(['g', ...(literal?.[2] ?? '')])
+    pattern = new RegExp(literal?.[1] ?? source, [...flags].join(''))
+  } catch (error) {
+    throw invalid(`redaction pattern ${index} is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  // a pattern that matches nothing-at-all would stamp markers between every character
+  if (new RegExp(pattern.source, pattern.flags.replace('g', '')).test('')) throw invalid(`redaction pattern ${index} matches the empty string`)
+  return { kind: 'custom', pattern }
+}
+
+export class Redactor {
+  private readonly detectors: readonly Detector[]
+
+  constructor(options: RedactionOptions = {}) {
+    if (typeof options !== 'object' || options === null) throw invalid('redaction options must be an object')
+    if (options.patterns !== undefined && !Array.isArray(options.patterns)) throw invalid('redaction patterns must be an array of strings')
+    this.detectors = [...(options.builtins === false ? [] : BUILTINS), ...(options.patterns ?? []).map(compile)]
+  }
+
+  /** The text with every detected secret replaced by `[REDACTED:<kind>]`. */
+  text(text: string): string {
+    let out = text
+    for (const { kind, pattern } of this.detectors) {
+      pattern.lastIndex = 0
+      out = out.replace(pattern, (...args: unknown[]) => {
+        const match = args[0] as string
+        const groups = args.at(-1)
+        const secret = typeof groups === 'object' && groups !== null ? (groups as Record<string, string | undefined>)['secret'] : undefined
+        if (secret === undefined || secret.length === 0) return `[REDACTED:${kind}]`
+        const at = match.lastIndexOf(secret)
+        return `${match.slice(0, at)}[REDACTED:${kind}]${match.slice(at + secret.length)}`
+      })
+    }
+    return out
+  }
+
+  /** A JSON document with every string value redacted (structure and keys kept, still valid JSON). */
+  json(json: string): string {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(json)
+    } catch {
+      return this.text(json)
+    }
+    return JSON.stringify(this.value(parsed))
+  }
+
+  private value(value: unknown): unknown {
+    if (typeof value === 'string') return this.text(value)
+    if (Array.isArray(value)) return value.map(item => this.value(item))
+    if (typeof value === 'object' && value !== null) {
+      // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
+      const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+      for (const [key, item] of Object.entries(value)) out[key] = this.value(item)
+      return out
+    }
+    return value
+  }
+}
