@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const context = JSON.parse(readFileSync(join(root, 'packages/context/package.json'), 'utf8'))
 const cli = JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8'))
-for (const pkg of ['context', 'store', 'cli']) {
-  if (!existsSync(join(root, 'packages', pkg, 'lib', 'index.js'))) {
-    console.error(`pack: packages/${pkg}/lib is missing; run \`npm run build\` first`)
+for (const file of ['context/lib/index.js', 'context/lib/client.js', 'store/lib/index.js', 'cli/lib/index.js']) {
+  if (!existsSync(join(root, 'packages', file))) {
+    console.error(`pack: packages/${file} is missing; run \`npm run build\` first`)
     process.exit(1)
   }
 }
@@ -38,6 +38,8 @@ const walk = directory => readdirSync(directory).flatMap(name => {
 })
 for (const file of walk(join(stage, 'lib'))) {
   if (!file.endsWith('.js') && !file.endsWith('.d.ts')) continue
+  // The browser file registers under the package name itself; it imports nothing from the workspace.
+  if (file === join(stage, 'lib', 'client.js')) continue
   let text = readFileSync(file, 'utf8').replace(/\n\/\/# sourceMappingURL=.*$/m, '')
   for (const [name, target] of Object.entries(targets)) {
     let spec = relative(dirname(file), target).split(sep).join('/')
@@ -73,6 +75,8 @@ const manifest = {
   bin: { 'dsh-shadow': 'bin/dsh-shadow.js' },
   exports: exportsMap,
   files: ['lib', 'bin', 'presets', 'patches', 'README.md'],
+  // dsh.client: the web app serves lib/client.js; dsh.bundle: `dsh plugin add` layers our patch in.
+  dsh: context.dsh,
   engines: context.engines,
   dependencies,
   peerDependencies,

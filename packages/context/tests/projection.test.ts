@@ -21,7 +21,7 @@ describe('shadowContext projection unit', () => {
     const events = [
       { type: 'turn/start', seq: 0, time: 10, data: { turn: 7 } },
       { type: 'compaction/summary', seq: 1, time: 20, data: { compactionId: 'k7q2mz.c1', summary: [], shadowedRange: { start: 4, end: 30 }, shadowedSeqs: [4, 9, 30], shadowedTokenCount: 900, provider: 'shadow-context', model: 'digest-v1' } },
-      { type: 'user/message', seq: 2, time: 30, surfaceOp: { op: 'replace', start: 4, end: 30 }, data: { role: 'user', id: 'm', source: { kind: 'plugin', plugin: 'compact', compactionId: 'k7q2mz.c1' }, content: [{ type: 'text', text: '[shadow k7q2mz.c1] 3 messages · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC' }] } },
+      { type: 'user/message', seq: 2, time: 30, surfaceOp: { op: 'replace', start: 4, end: 30 }, data: { role: 'user', id: 'm', source: { kind: 'plugin', plugin: 'compact', compactionId: 'k7q2mz.c1' }, content: [{ type: 'text', text: '[shadow k7q2mz.c1] 3 messages · shadow ids k7q2mz.4 … k7q2mz.30 · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC' }] } },
       { type: 'compaction/end', seq: 3, time: 40, data: { compactionId: 'k7q2mz.c1', turn: 7 } },
     ] as unknown as SessionEvent[]
     for (const event of events) state = applyEvent(state, event)
@@ -30,7 +30,8 @@ describe('shadowContext projection unit', () => {
     expect(view.shadowed).toBe(3)
     expect(view.checkpoints).toEqual([{
       id: 'k7q2mz.c1', kind: 'digest', engine: 'shadow-context', seq: 2, time: 30, seqFrom: 4, seqTo: 30,
-      timeFrom: Date.UTC(2026, 10, 30, 9, 12, 5), timeTo: Date.UTC(2026, 10, 30, 9, 41, 50), messages: 3, shadowedTokens: 900, turn: 7,
+      timeFrom: Date.UTC(2026, 10, 30, 9, 12, 5), timeTo: Date.UTC(2026, 10, 30, 9, 41, 50), shadowFrom: 'k7q2mz.4', shadowTo: 'k7q2mz.30',
+      messages: 3, shadowedTokens: 900, turn: 7,
     }])
   })
 })

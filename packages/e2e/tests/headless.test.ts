@@ -5,18 +5,17 @@
  * the package's own dependencies).
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openDshLogs } from 'dsh-shadow-context'
 import { ShadowStore } from '@dsh-shadow/store'
+import { launcherHome, launcherPatch } from '@dsh-shadow/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url))
 const launcher = fileURLToPath(new URL('../node_modules/@deepseek-ai/dsh/lib/bin.js', import.meta.url))
 const provider = fileURLToPath(new URL('./fixtures/scripted-provider.mjs', import.meta.url))
-const pnpmVersion = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { packageManager: string }).packageManager
 
 let work: string
 let home: string
@@ -27,16 +26,7 @@ function run(args: readonly string[], cwd = work): SpawnSyncReturns<string> {
 }
 
 beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'dsh-shadow-e2e-'))
-  home = join(work, 'home')
-  mkdirSync(home, { recursive: true })
-  // `dsh plugin` runs pnpm from PATH; a user installs pnpm, the test provides the pinned one.
-  const bin = join(work, 'bin')
-  mkdirSync(bin)
-  writeFileSync(join(bin, 'pnpm'), `#!/bin/sh\nexec npx --yes ${pnpmVersion} "$@"\n`)
-  chmodSync(join(bin, 'pnpm'), 0o755)
-  env = { ...process.env, DSH_HOME: home, PATH: `${bin}:${join(repo, 'node_modules/.bin')}:${process.env['PATH'] ?? ''}`, DSH_TELEMETRY_DISABLED: '1', NODE_OPTIONS: '' }
-  for (const key of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) delete env[key]
+  ;({ work, home, env } = launcherHome(repo, 'dsh-shadow-e2e-'))
 })
 
 afterAll(() => {
@@ -60,20 +50,7 @@ describe('Shadow Context installed into the real dsh launcher', () => {
 
     // 3. the profile patch: our documented rows, plus this test's offline provider and the rc.8 HMR workaround
     const ours = readFileSync(join(installed, 'patches', 'headless.cordis.patch.yml'), 'utf8')
-    writeFileSync(join(profile, 'cordis.patch.yml'), [
-      '- id: hmr',
-      '  disabled: false',
-      '  config: { root: [] }',
-      '- id: llm-deepseek',
-      '  disabled: true',
-      '- insert:',
-      '    - id: e2e-scripted-provider',
-      `      name: ${provider}`,
-      '      config: { contextWindow: 16000, steps: 14, padRepeat: 30 }',
-      '- id: agent-default-model',
-      '  config: { provider: scripted, model: tiny }',
-      ours,
-    ].join('\n'))
+    writeFileSync(join(profile, 'cordis.patch.yml'), launcherPatch({ id: 'e2e-scripted-provider', path: provider, config: '{ contextWindow: 16000, steps: 14, padRepeat: 30 }' }, [ours]))
     const config = run(['--profile', 'headless', '--dump-config'])
     expect(config.status, config.stderr).toBe(0)
     expect(config.stdout).toContain('dsh-shadow-context/rows/engine')

@@ -13,7 +13,8 @@ import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
 
 export const PROJECTION_KEY = 'shadowContext'
-export const PROJECTION_STATE_VERSION = 1
+// 2: checkpoints carry the shadow id range their footer states (shadowFrom/shadowTo)
+export const PROJECTION_STATE_VERSION = 2
 /** Lists kept in the value (a UI needs the recent ones; the CLI reads the store for all). */
 export const MAX_CHECKPOINTS = 200
 export const MAX_RECALLS = 50
@@ -29,6 +30,9 @@ export const CheckpointViewSchema = z.object({
   /** Wall-clock range of the originals, when the checkpoint's footer states it (epoch ms). */
   timeFrom: z.number().nullable(),
   timeTo: z.number().nullable(),
+  /** First and last shadow id of the originals, when the footer states them (an index does not). */
+  shadowFrom: z.string().nullable(),
+  shadowTo: z.string().nullable(),
   messages: z.number(),
   shadowedTokens: z.number(),
   turn: z.number().nullable(),
@@ -112,6 +116,14 @@ function footerTimes(text: string): { timeFrom: number | null; timeTo: number | 
   return { timeFrom, timeTo }
 }
 
+const SHADOW_RANGE = /shadow ids (\S+) … (\S+)/
+
+/** The shadow id range a digest or state footer states. */
+function footerIds(text: string): { shadowFrom: string | null; shadowTo: string | null } {
+  const match = SHADOW_RANGE.exec(text)
+  return match === null ? { shadowFrom: null, shadowTo: null } : { shadowFrom: match[1]!, shadowTo: match[2]! }
+}
+
 function kindOf(summary: PendingSummary): CheckpointView['kind'] {
   if (summary.provider !== SHADOW_ENGINE) return 'other'
   if (summary.model.startsWith('rollup')) return 'index'
@@ -185,6 +197,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent): Shad
           seqFrom: summary.seqFrom,
           seqTo: summary.seqTo,
           ...footerTimes(textOf(event.data.content)),
+          ...footerIds(textOf(event.data.content)),
           messages: summary.messages,
           shadowedTokens: summary.tokens,
           turn: state.turn,

@@ -1,0 +1,2 @@
+export * from './reader.ts'
+export * from './plugin.ts'
