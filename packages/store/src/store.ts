@@ -39,6 +39,8 @@ export interface ShadowStoreOptions extends SqliteBackendOptions {
   readonly redact?: RedactionOptions
 }
 
+/** Leading candidates whose tool call or result is looked up (at least; more for a larger limit). */
+const PAIRING_POOL = 30
 /** Candidates each index list contributes (at least; more for a larger limit). */
 const CANDIDATE_POOL = 50
 /** Document frequencies are counted up to this many matches. */
@@ -635,9 +637,16 @@ export class ShadowStore {
       hit => messageKey(hit.message),
       (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq,
     )
-    const units = await this.callUnits(fused, segments, options.roles === undefined || options.roles.includes('tool'))
     const terms = coverageTerms(analyzed.words)
     const weights = await this.termWeights(terms, analyzed.words, global)
+    // Pair calls with results for the leading candidates only: pairing reads a partner row each,
+    // and a candidate far down on its own coverage does not reach the top by its partner.
+    const pairable = new Set(fused
+      .map(entry => ({ key: entry.key, covered: bucket(weightedCoverage(entry.item.message.text, terms, weights)), score: entry.score }))
+      .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
+      .slice(0, Math.max(PAIRING_POOL, limit * 3))
+      .map(entry => entry.key))
+    const units = await this.callUnits(fused, segments, options.roles === undefined || options.roles.includes('tool'), pairable)
     // Query pieces with inner punctuation (paths, identifiers, versions) are meant literally.
     const exact = analyzed.literals.filter(literal => literal.length >= 3 && /[\p{L}\p{N}][^\p{L}\p{N}\s]+[\p{L}\p{N}]/u.test(literal))
     const scored = units.map(unit => {
@@ -673,7 +682,7 @@ export class ShadowStore {
    * by the result and scored by the better of the two. Calls whose result is not stored (or
    * messages with several calls) stay single; so do calls when a role filter leaves results out.
    */
-  private async callUnits(fused: ReadonlyArray<RankedCandidate<IndexHit>>, segments: readonly LineageSegment[], foldCalls: boolean): Promise<SearchUnit[]> {
+  private async callUnits(fused: ReadonlyArray<RankedCandidate<IndexHit>>, segments: readonly LineageSegment[], foldCalls: boolean, pairable: ReadonlySet<string>): Promise<SearchUnit[]> {
     const units = new Map<string, SearchUnit>()
     const add = (unit: SearchUnit): void => {
       const key = messageKey(unit.message)
@@ -683,8 +692,8 @@ export class ShadowStore {
     const single = (message: ShadowMessage): boolean => message.callId !== null && !message.callId.includes(' ')
     // every partner in one indexed lookup: (session, call id) of single-call messages and results
     const keys = new Map<string, { sessionId: string; callId: string }>()
-    for (const { item: { message } } of fused) {
-      if (single(message) && (message.role === 'tool' || (foldCalls && message.role === 'assistant'))) keys.set(`${message.sessionId}\u0000${message.callId}`, { sessionId: message.sessionId, callId: message.callId! })
+    for (const { key, item: { message } } of fused) {
+      if (pairable.has(key) && single(message) && (message.role === 'tool' || (foldCalls && message.role === 'assistant'))) keys.set(`${message.sessionId}\u0000${message.callId}`, { sessionId: message.sessionId, callId: message.callId! })
     }
     const byCall = new Map<string, ShadowMessage[]>()
     for (const row of await this.backend.callRows([...keys.values()])) {

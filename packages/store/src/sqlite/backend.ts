@@ -204,6 +204,9 @@ function onlySegments(filter: MessageFilter): boolean {
     && (filter.excludeToolNames === undefined || filter.excludeToolNames.length === 0)
 }
 
+/** Prepared statements kept (most recently used); preparing costs as much as running a small query. */
+const STATEMENT_CACHE = 256
+
 /** Above this many sessions a scope is filtered on the joined row, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
 
@@ -305,8 +308,12 @@ export class SqliteBackend implements ShadowBackend {
     let statement = this.statements.get(sql)
     if (statement === undefined) {
       statement = this.db.prepare(sql)
-      this.statements.set(sql, statement)
+      // Search SQL varies in shape (filters, scope sizes): keep the recently used ones only.
+      if (this.statements.size >= STATEMENT_CACHE) this.statements.delete(this.statements.keys().next().value!)
+    } else {
+      this.statements.delete(sql)
     }
+    this.statements.set(sql, statement)
     return statement
   }
 
@@ -466,7 +473,7 @@ export class SqliteBackend implements ShadowBackend {
       params.push(Math.max(0, Math.floor(query.limit)))
       // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
       const order = query.descending === true ? 'DESC' : 'ASC'
-      const rows = this.db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ?`).all(...params as never[]) as Row[]
+      const rows = this.stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ?`).all(...params as never[]) as Row[]
       return rows.map(toMessage)
     })
   }
@@ -478,7 +485,7 @@ export class SqliteBackend implements ShadowBackend {
       // one statement per chunk: index lookups per pair, well under SQLite's parameter limit
       for (let start = 0; start < keys.length; start += 400) {
         const chunk = keys.slice(start, start + 400)
-        const rows = this.db.prepare(`
+        const rows = this.stmt(`
           WITH wanted(session_id, call_id) AS (VALUES ${chunk.map(() => '(?, ?)').join(', ')})
           SELECT ${CANDIDATE_COLUMNS} FROM wanted w CROSS JOIN messages m ON m.session_id = w.session_id AND m.call_id = w.call_id AND m.role = 'tool'
           UNION ALL
@@ -510,7 +517,7 @@ export class SqliteBackend implements ShadowBackend {
       }
       const params: unknown[] = []
       const where = filterSql(filter, params, this.wholeStore(filter.segments))
-      const row = this.db.prepare(`SELECT count(*) AS n FROM messages m WHERE ${where}`).get(...params as never[]) as Row
+      const row = this.stmt(`SELECT count(*) AS n FROM messages m WHERE ${where}`).get(...params as never[]) as Row
       return row['n'] as number
     })
   }
@@ -639,7 +646,7 @@ export class SqliteBackend implements ShadowBackend {
       if (query.order === 'newest') {
         // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
         params.push(limit)
-        const rows = this.db.prepare(`
+        const rows = this.stmt(`
           SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
           WHERE ${table} MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?
         `).all(...params as never[]) as Row[]
@@ -648,7 +655,7 @@ export class SqliteBackend implements ShadowBackend {
       // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
       let floor = 0
       if (Number.isFinite(query.rankWindow)) {
-        const nth = this.db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
+        const nth = this.stmt(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
           .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
         if (nth !== undefined) floor = nth['rowid'] as number
       }
@@ -659,7 +666,7 @@ export class SqliteBackend implements ShadowBackend {
       const inner = where === '1'
         ? `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f WHERE ${table} MATCH ? AND f.rowid >= ? ORDER BY score LIMIT ?`
         : `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
-      const rows = this.db.prepare(`SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`).all(...params as never[]) as Row[]
+      const rows = this.stmt(`SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`).all(...params as never[]) as Row[]
       return { hits: rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })), windowed: floor > 0 }
     })
   }
@@ -669,7 +676,7 @@ export class SqliteBackend implements ShadowBackend {
     return this.guard('count terms', () => {
       const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
       const whole = query.global === true || this.wholeStore(query.segments)
-      const count = this.db.prepare(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
+      const count = this.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
       return query.terms.map(term => (count.get(this.matchOf({ terms: [term], operator: 'or', segments: query.segments }, whole), Math.max(1, Math.floor(query.cap))) as Row)['n'] as number)
     })
   }
