@@ -161,12 +161,14 @@ describe('ShadowCompactionEngine on real dsh', () => {
     }
     const engine = harness.ctx.compaction as ShadowCompactionEngine
     const reasons: string[] = []
+    const sentPerTurn: number[] = []
     for (let turn = 0; turn < 4; turn += 1) {
       model.overflowNext(1_000)
       const requestsBefore = model.conversationRequests().length
       const end = await harness.send(agent, `storm question ${turn}`)
       reasons.push(end.data.reason.kind)
       const sent = model.conversationRequests().length - requestsBefore
+      sentPerTurn.push(sent)
       // at most one compact-and-retry per request: the original attempt plus one retry
       expect(sent).toBeLessThanOrEqual(2)
       if (turn === 3) expect(sent).toBe(1) // the breaker is open: no retry at all
@@ -175,6 +177,7 @@ describe('ShadowCompactionEngine on real dsh', () => {
     expect(engine.recoveryState(agent.session)).toMatchObject({ failures: 3, breakerOpen: true })
     const breakerRecord = agent.session.events.filter(event => event.type === 'compaction/end' && String(event.data.error).includes('circuit breaker open'))
     expect(breakerRecord).toHaveLength(1)
+    console.log(`overflow storm: requests per storm turn ${JSON.stringify(sentPerTurn)}, turn ends ${JSON.stringify(reasons)}, recovery ${JSON.stringify(engine.recoveryState(agent.session))}, breaker records ${breakerRecord.length}`)
     expect(harness.problems().some(line => line.text.includes('circuit breaker open'))).toBe(true)
 
     model.clearOverflows()

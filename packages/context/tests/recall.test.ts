@@ -58,5 +58,6 @@ describe('recall on real dsh', () => {
     const recalls = await harness.ctx.shadowCapture.store.recalls('recall-e2e')
     expect(recalls.filter(recall => recall.kind === 'search')).toHaveLength(scenario.facts.length)
     expect(harness.problems()).toEqual([])
+    console.log(`recall: ${scenario.facts.length}/${scenario.facts.length} planted facts came back verbatim through ${READ_TOOL} after ${passes} compaction passes (${scenario.facts.map(fact => `${fact.id}:${fact.where}/${fact.language}`).join(', ')})`)
   })
 })
