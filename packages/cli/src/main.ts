@@ -18,11 +18,11 @@ import {
   type ShadowRole,
   type ShadowSession,
 } from '@dsh-shadow/store'
-import { resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
+import { bodyOf, resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
 import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
 import { parseDuration, parseSize } from './units.ts'
-import { bodyOf, exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 
 interface GlobalOptions {
   home?: string
@@ -60,8 +60,15 @@ function runtimeOf(command: Command, io: CliIo): Runtime {
 async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
   if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
   let store: ShadowStore
+  const readOnly = options.readOnly ?? true
   try {
-    store = await ShadowStore.open(rt.storePath, { readOnly: options.readOnly ?? true })
+    store = await ShadowStore.open(rt.storePath, { readOnly }).catch(async (error: unknown) => {
+      if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
+      // a store from an older version: upgrade it in place (what dsh does at its next start), then read
+      await (await ShadowStore.open(rt.storePath)).close()
+      rt.output.err(`upgraded the shadow store ${rt.storePath} to the current schema`)
+      return ShadowStore.open(rt.storePath, { readOnly })
+    })
   } catch (error) {
     throw new CliError(`cannot open the shadow store ${rt.storePath}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
   }

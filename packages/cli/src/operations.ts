@@ -1,6 +1,6 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
-import { hashEventJson, type IngestReport, type ShadowMessage, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
-import { captureLog, checkpointsOfLog } from 'dsh-shadow-context'
+import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
+import { bodyOf, captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
 import { time } from './format.ts'
 
@@ -32,7 +32,8 @@ export async function verifySession(store: ShadowStore, logs: DshLogs, sessionId
   if (session === undefined) {
     return { sessionId, logMessages: entries.length, storeRows: 0, lost: entries.map(entry => entry.seq), mismatched: [], extra: [], duplicated: 0 }
   }
-  const confirmed = await store.confirm(sessionId, entries)
+  // rows retention emptied on purpose are accounted for, not lost
+  const confirmed = await store.confirm(sessionId, entries, { allowExpired: true })
   const ownFrom = session.parentSessionId === null ? 0 : session.forkSeq ?? 0
   const own = new Set(entries.filter(entry => entry.seq >= ownFrom).map(entry => entry.seq))
   const report = await store.reconcile(sessionId, entries.filter(entry => entry.seq >= ownFrom))
@@ -73,12 +74,6 @@ export async function repairSession(store: ShadowStore, logs: DshLogs, sessionId
     ...checkpointsOfLog(sessionId, log.events).map(checkpoint => ({ op: 'checkpoint' as const, checkpoint, elide: true })),
   ])
   return { sessionId, ...report }
-}
-
-/** A message's text, or why retention left none. */
-export function bodyOf(message: ShadowMessage): string {
-  if (message.expiredAt === null) return message.text
-  return `[original removed by retention on ${time(message.expiredAt)} UTC; the dsh session log still holds it]`
 }
 
 /** A session's visible history as Markdown, or as JSON lines of the exact log events. */

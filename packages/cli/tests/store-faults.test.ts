@@ -178,7 +178,8 @@ describe('store faults on a real dsh session', () => {
     expect(repair.code, repair.stderr).toBe(0)
     expect(`${repair.stdout}${repair.stderr}`).toMatch(/set the old store aside/)
 
-    // no restart: the next write reopens the rebuilt store
+    // no restart: the next write after the retry interval reopens the rebuilt store
+    await new Promise(resolve => setTimeout(resolve, 600))
     await playRecovered(harness, agent, 30, 50)
     await harness.dispose({ keepHome: true })
     expect(cli(home, 'verify', sessionId).code).toBe(0)
@@ -255,6 +256,8 @@ describe('store faults on a real dsh session', () => {
     expect(harness.ctx.shadowCapture.health.lastFailure?.message).toMatch(/readonly|read-only|unable to open|attempt to write/i)
     if (readOnly === undefined) await (await harness.ctx.shadowCapture.opened()).setWritable(true)
     else readOnly.undo()
+    // a broken store is retried at most every half second; scripted turns are faster than that
+    await new Promise(resolve => setTimeout(resolve, 600))
     await playRecovered(harness, agent, 30, 50)
   }, 120_000)
 

@@ -20,6 +20,7 @@ export const CSS = `
 .dsc-meta{font-size:12px;color:var(--dsw-alias-label-tertiary,#777)}
 .dsc-id{font-family:var(--dsw-font-family-mono,ui-monospace,monospace)}
 .dsc-text{margin:2px 0 0;white-space:pre-wrap;overflow-wrap:anywhere;font:12px/18px var(--dsw-font-family-mono,ui-monospace,monospace)}
+.dsc-expired{margin:2px 0 0;font-style:italic;opacity:.75}
 .dsc-pager{display:flex;gap:10px;align-items:center;padding:4px 10px}
 .dsc-pager button,.dsc-search-form button{font:inherit;font-size:12px;padding:2px 10px;border-radius:6px;border:1px solid var(--dsw-alias-border-l2,#c9c9cf);background:none;color:inherit;cursor:pointer}
 .dsc-pager button:disabled{opacity:.4;cursor:default}

@@ -73,7 +73,9 @@ export function Originals({ messages }: { messages: readonly OriginalView[] }): 
             <span className="dsc-id">{message.shadowId}</span> · {formatTime(message.time)} UTC · {speakerOf(message)}
             {message.turn === null ? null : ` · turn ${message.turn}`}
           </div>
-          <pre className="dsc-text" data-shadow-original={message.shadowId}>{message.text}</pre>
+          {message.expiredAt === null
+            ? <pre className="dsc-text" data-shadow-original={message.shadowId}>{message.text}</pre>
+            : <div className="dsc-expired" data-shadow-expired={message.shadowId}>original removed by retention on {formatTime(message.expiredAt)} UTC; the dsh session log still holds it</div>}
         </li>
       ))}
     </ol>

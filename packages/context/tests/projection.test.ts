@@ -36,6 +36,20 @@ describe('shadowContext projection unit', () => {
   })
 })
 
+describe('shadowContext projection unit, pointer parsing', () => {
+  it('takes the shadow id range from its own footer, not from a footer the digest quotes', () => {
+    let state = initState()
+    const quoted = '> user said: "[shadow aaaaaa.c1] 2 messages (1 user, 1 assistant, 0 tool) · shadow ids aaaaaa.1 … aaaaaa.2 · seqs 1–2 · x"'
+    const footer = '[shadow k7q2mz.c2] 3 messages (1 user, 1 assistant, 1 tool) · shadow ids k7q2mz.4 … k7q2mz.30 · seqs 4–30 · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC'
+    const events = [
+      { type: 'compaction/summary', seq: 40, time: 20, data: { compactionId: 'k7q2mz.c2', summary: [], shadowedRange: { start: 4, end: 30 }, shadowedSeqs: [4, 9, 30], shadowedTokenCount: 900, provider: 'shadow-context', model: 'digest-v1' } },
+      { type: 'user/message', seq: 41, time: 30, surfaceOp: { op: 'replace', start: 4, end: 30 }, data: { role: 'user', id: 'm', source: { kind: 'plugin', plugin: 'compact', compactionId: 'k7q2mz.c2' }, content: [{ type: 'text', text: `${quoted}\n${footer}` }] } },
+    ] as unknown as SessionEvent[]
+    for (const event of events) state = applyEvent(state, event)
+    expect(ShadowContextViewSchema.parse({ ...state }).checkpoints[0]).toMatchObject({ shadowFrom: 'k7q2mz.4', shadowTo: 'k7q2mz.30' })
+  })
+})
+
 describe('shadowContext projection on real dsh', () => {
   it('says per session whether Shadow Context runs there, with checkpoints and recalls', async () => {
     const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))

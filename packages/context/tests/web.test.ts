@@ -289,3 +289,16 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect(await api.read('no-such-session', { checkpoint: checkpoint.id })).toMatchObject({ ok: false })
   })
 })
+
+describe('after retention (runs last: it empties originals of the shared session)', () => {
+  it('marks originals retention dropped instead of passing off empty text as the stored original', async () => {
+    const store = await harness.ctx.shadowCapture.opened()
+    const report = await store.gc({ maxAgeMs: 0, now: Date.now() + 60_000 })
+    expect(report.rows).toBeGreaterThan(0)
+    const checkpoint = view.checkpoints.find(candidate => candidate.kind === 'digest')!
+    const page = await call<{ messages: Array<Original & { expiredAt: number | null }> }>('read', main, { checkpoint: checkpoint.id, start: 0, limit: 5 })
+    if (!page.ok) throw new Error(page.error.message)
+    expect(page.value.messages.length).toBeGreaterThan(0)
+    expect(page.value.messages.every(message => message.expiredAt !== null && message.text === '')).toBe(true)
+  })
+})

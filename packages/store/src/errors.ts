@@ -17,6 +17,8 @@ export type ShadowStoreErrorCode =
   | 'FULL'
   /** The database schema is newer than this code understands. */
   | 'SCHEMA_TOO_NEW'
+  /** A read-only open of a store written by an older version: open it writable once to upgrade it. */
+  | 'SCHEMA_TOO_OLD'
   /** The store was closed. */
   | 'CLOSED'
 

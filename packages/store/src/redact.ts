@@ -34,7 +34,7 @@ const BUILTINS: readonly Detector[] = [
   { kind: 'bearer', pattern: /\b[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g },
   {
     kind: 'secret',
-    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*["']?(?<secret>[^\s"'`,;]{6,})/gi,
+    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED:)[^\s"'`,;]{6,})/gi,
   },
   { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:(?<secret>[^\s/@]{3,})@/gi },
 ]

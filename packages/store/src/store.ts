@@ -35,8 +35,12 @@ const ROLES = new Set<ShadowRole>(['system', 'user', 'assistant', 'tool'])
 const MAX_ID_CHARS = 512
 
 export interface ShadowStoreOptions extends SqliteBackendOptions {
-  /** Redact secrets from stored text and event JSON (and so from the search index). Default: off. */
-  readonly redact?: RedactionOptions
+  /**
+   * Redact secrets from stored text and event JSON (and so from the search index). The policy is
+   * kept in the store: later opens without this option (the CLI's repair, another process) apply
+   * it too; `false` turns it off. Default: whatever the store was last opened with (off if never).
+   */
+  readonly redact?: RedactionOptions | false
 }
 
 /** Leading candidates whose tool call or result is looked up (at least; more for a larger limit). */
@@ -54,6 +58,18 @@ interface SearchUnit {
   /** What coverage and the snippet are computed on (call and result together for a unit). */
   readonly text: string
   readonly score: number
+}
+
+/** Where a store keeps its redaction policy, so every writer applies the same one. */
+const REDACT_META = 'redact'
+
+function savedRedactor(saved: string | undefined): Redactor | undefined {
+  if (saved === undefined || saved === 'off') return undefined
+  try {
+    return new Redactor(JSON.parse(saved) as RedactionOptions)
+  } catch (error) {
+    throw new ShadowStoreError('CORRUPT', `the store's saved redaction policy is unreadable: ${error instanceof Error ? error.message : String(error)}`)
+  }
 }
 
 function messageKey(message: Pick<ShadowMessage, 'sessionId' | 'seq'>): string {
@@ -185,15 +201,21 @@ export class ShadowStore {
 
   constructor(backend: ShadowBackend, options: Pick<ShadowStoreOptions, 'redact'> & { readonly redactor?: Redactor } = {}) {
     this.backend = backend
-    this.redactor = options.redactor ?? (options.redact === undefined ? undefined : new Redactor(options.redact))
+    this.redactor = options.redactor ?? (options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact))
   }
 
   /** Open (creating if needed) a SQLite shadow store at `path`. */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
     // bad redaction patterns fail before any file is touched
-    const redactor = options.redact === undefined ? undefined : new Redactor(options.redact)
+    const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
     const backend = await SqliteBackend.open(path, options)
+    let redactor = given
+    if (options.redact === undefined) {
+      redactor = savedRedactor(backend.meta(REDACT_META))
+    } else if (options.readOnly !== true) {
+      backend.setMeta(REDACT_META, options.redact === false ? 'off' : JSON.stringify(options.redact))
+    }
     const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
     if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
       backend.reindex(indexViews, ANALYZER_VERSION)
@@ -404,9 +426,10 @@ export class ShadowStore {
 
   /**
    * Which of these (seq, hash) pairs of a session's visible history are not durably stored as
-   * given: the write-ahead check before anything leaves the surface.
+   * given: the write-ahead check before anything leaves the surface. A row retention emptied counts
+   * as missing, unless `allowExpired` (verification: the row is accounted for, by policy).
    */
-  async confirm(sessionId: string, entries: ReadonlyArray<{ seq: number; hash: string }>): Promise<{ missing: number[]; mismatched: number[] }> {
+  async confirm(sessionId: string, entries: ReadonlyArray<{ seq: number; hash: string }>, options: { readonly allowExpired?: boolean } = {}): Promise<{ missing: number[]; mismatched: number[] }> {
     // rows in a deleted file are not durable, however present they look through the old handle
     await this.backend.assertInPlace()
     const segments = await this.lineage(assertString(sessionId, 'sessionId'))
@@ -414,7 +437,8 @@ export class ShadowStore {
     const mismatched: number[] = []
     for (const entry of entries) {
       const row = await this.lookupInLineage(segments, assertSeq(entry.seq, 'seq'))
-      if (row === undefined) missing.push(entry.seq)
+      // a row retention emptied keeps its hash, but its original is no longer here
+      if (row === undefined || (row.expiredAt !== null && options.allowExpired !== true)) missing.push(entry.seq)
       else if (row.hash !== entry.hash) mismatched.push(entry.seq)
     }
     return { missing, mismatched }
@@ -641,17 +665,22 @@ export class ShadowStore {
     const weights = await this.termWeights(terms, analyzed.words, global)
     // Pair calls with results for the leading candidates only: pairing reads a partner row each,
     // and a candidate far down on its own coverage does not reach the top by its partner.
+    const single = new Map(fused.map(entry => [entry.key, weightedCoverage(entry.item.message.text, terms, weights)]))
     const pairable = new Set(fused
-      .map(entry => ({ key: entry.key, covered: bucket(weightedCoverage(entry.item.message.text, terms, weights)), score: entry.score }))
+      .map(entry => ({ key: entry.key, covered: bucket(single.get(entry.key)!), score: entry.score }))
       .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
       .slice(0, Math.max(PAIRING_POOL, limit * 3))
       .map(entry => entry.key))
-    const units = await this.callUnits(fused, segments, options.roles === undefined || options.roles.includes('tool'), pairable)
+    // A call stands for its result only when the result itself passes every filter asked for.
+    const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
+      && options.timeFrom === undefined && options.timeTo === undefined && options.checkpointId === undefined
+    const units = await this.callUnits(fused, segments, foldCalls, pairable)
     // Query pieces with inner punctuation (paths, identifiers, versions) are meant literally.
     const exact = analyzed.literals.filter(literal => literal.length >= 3 && /[\p{L}\p{N}][^\p{L}\p{N}\s]+[\p{L}\p{N}]/u.test(literal))
     const scored = units.map(unit => {
       const lower = exact.length === 0 ? '' : unit.text.toLowerCase()
-      return { unit, covered: weightedCoverage(unit.text, terms, weights), literal: exact.filter(literal => lower.includes(literal)).length }
+      const covered = unit.call === undefined ? single.get(messageKey(unit.message)) ?? weightedCoverage(unit.text, terms, weights) : weightedCoverage(unit.text, terms, weights)
+      return { unit, covered, literal: exact.filter(literal => lower.includes(literal)).length }
     })
     // Buckets of 5% so near-equal coverage falls through to exact literal matches, fusion score, then recency.
     let ranked = scored.toSorted((a, b) => bucket(b.covered) - bucket(a.covered) || b.literal - a.literal || b.unit.score - a.unit.score || b.unit.message.time - a.unit.message.time)

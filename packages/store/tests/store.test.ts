@@ -101,6 +101,10 @@ describe('ShadowStore', () => {
     // asked for assistant messages only, the call stays itself
     const calls = await store.search('retryBudget', { sessionId: 's1', roles: ['assistant'] })
     expect(calls.hits.map(hit => [hit.message.seq, hit.call])).toEqual([[2, undefined]])
+    // nor does it when the result falls outside the time window asked for
+    const callTime = (await store.messageAt('s1', 2))!.time
+    const early = await store.search('retryBudget', { sessionId: 's1', timeTo: callTime })
+    expect(early.hits.map(hit => [hit.message.seq, hit.call])).toEqual([[2, undefined]])
   })
 
   it('weights coverage by rarity: the rare identifier beats the common word', async () => {
@@ -133,6 +137,17 @@ describe('ShadowStore', () => {
     const result = await store.search('数据库迁移是什么时候做的', { sessionId: 's1' })
     expect(result.hits.map(hit => hit.message.seq)).toEqual([1])
     expect(result.literals).toContain('数据库迁移')
+  })
+
+  it('finds an older match in a wide scope even when other sessions hold many newer ones', async () => {
+    for (let index = 0; index < 9; index += 1) {
+      await store.registerSession({ sessionId: `a${index}`, workspace: '/A' })
+      await store.append([message(`a${index}`, 1, `zebraword seen in session a${index}`)])
+    }
+    await store.registerSession({ sessionId: 'b', workspace: '/B' })
+    await store.append(Array.from({ length: 1_500 }, (_, index) => message('b', index + 1, `zebraword again ${index}`)))
+    const wide = await store.search('zebraword', { sessionId: 'a0', workspace: '/A', limit: 20 })
+    expect(wide.hits.map(hit => hit.message.sessionId).toSorted()).toEqual(Array.from({ length: 9 }, (_, index) => `a${index}`))
   })
 
   it('treats FTS syntax in queries as data', async () => {
@@ -311,6 +326,21 @@ describe('ShadowStore on bad files', () => {
     dir.cleanup()
   })
 
+  it('refuses a read-only open of an older schema with a typed error that says how to upgrade', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'old.db')
+    const raw = new DatabaseSync(file)
+    raw.exec(MIGRATIONS[0]!.sql)
+    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '1')")
+    raw.close()
+    await expect(ShadowStore.open(file, { readOnly: true })).rejects.toMatchObject({ code: 'SCHEMA_TOO_OLD' })
+    await (await ShadowStore.open(file)).close()
+    const upgraded = await ShadowStore.open(file, { readOnly: true })
+    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    await upgraded.close()
+    dir.cleanup()
+  })
+
   it('reports a missing file when opened read-only, and a read-only file as unavailable for writes', async () => {
     const dir = tempDir()
     await expect(ShadowStore.open(join(dir.path, 'absent.db'), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
@@ -354,6 +384,15 @@ describe('ShadowStore on bad files', () => {
     expect(await redacting.confirm('s1', [{ seq: 1, hash: hashEventJson(row.eventJson) }])).toEqual({ missing: [], mismatched: [] })
     expect(await redacting.append([row])).toEqual({ written: 0, unchanged: 1, replaced: 0 })
     await redacting.close()
+    // the policy lives in the store: a later writer without the option (the CLI's repair) applies it too
+    const later = await ShadowStore.open(join(dir.path, 'redacted.db'))
+    await later.append([message('s1', 2, 'token=sk-abcdefghijklmnopqrstuvwx and pin=4321')])
+    expect((await later.messageAt('s1', 2))!.text).toBe('token=[REDACTED:api-key] and pin=[REDACTED:custom]')
+    await later.close()
+    const off = await ShadowStore.open(join(dir.path, 'redacted.db'), { redact: false })
+    await off.append([message('s1', 3, 'pin=4321')])
+    expect((await off.messageAt('s1', 3))!.text).toBe('pin=4321')
+    await off.close()
     for (const patterns of [['('], [''], ['a*'], [42]]) {
       await expect(ShadowStore.open(join(dir.path, 'bad.db'), { redact: { patterns: patterns as string[] } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     }
@@ -411,10 +450,11 @@ describe('ShadowStore on bad files', () => {
       expect(after.slice(10).every(row => row.text.length > 0 && row.expiredAt === null)).toBe(true)
       const checkpoints = await store.checkpoints('s1')
       expect(checkpoints.map(checkpoint => [checkpoint.checkpointId, checkpoint.expiredRows, checkpoint.expiredAt !== null])).toEqual([[c('s1', 1), 10, true], [c('s1', 2), 0, false]])
-      // gone from search, still confirmed against the log, and not brought back by a re-append
+      // gone from search and not brought back by a re-append; the write-ahead check no longer vouches for them
       expect((await store.search('key3z', { sessionId: 's1' })).hits).toEqual([])
       expect((await store.search('key13z', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([13])
-      expect(await store.confirm('s1', before.slice(0, 3).map(row => ({ seq: row.seq, hash: row.hash })))).toEqual({ missing: [], mismatched: [] })
+      expect(await store.confirm('s1', before.slice(0, 3).map(row => ({ seq: row.seq, hash: row.hash })))).toEqual({ missing: [1, 2, 3], mismatched: [] })
+      expect(await store.confirm('s1', before.slice(10, 12).map(row => ({ seq: row.seq, hash: row.hash })))).toEqual({ missing: [], mismatched: [] })
       expect(await store.append([message('s1', 1, before[0]!.text, { time: before[0]!.time, eventJson: before[0]!.eventJson })])).toMatchObject({ written: 0, replaced: 0 })
       expect((await store.gc({ sessionBytes: budget })).expired).toEqual([])
     })
@@ -431,6 +471,26 @@ describe('ShadowStore on bad files', () => {
       expect(live.length).toBe(10)
       expect(live.every(row => row.expiredAt === null && row.text.includes(`key${row.seq}z`))).toBe(true)
       expect((await store.stats()).expired).toBe(30)
+    })
+
+    it('never drops a parent row that a fork still sees, whichever session compacted it', async () => {
+      await store.registerSession({ sessionId: 'p', workspace: '/repo' })
+      await store.append(Array.from({ length: 20 }, (_, index) => message('p', index + 1, `parent row ${index + 1}`, { time: t0 + index })))
+      await store.registerSession({ sessionId: 'c', parentSessionId: 'p', forkSeq: 15, workspace: '/repo' })
+      const checkpoint = async (session: string, n: number, seqs: number[]): Promise<void> => {
+        const recorded = await store.recordCheckpoint({ checkpointId: `${sessionTag(session)}.c${n}`, sessionId: session, engine: 'shadow-context', status: 'committed', shadowedSeqs: seqs, createdAt: t0 })
+        await store.ingest([{ op: 'checkpoint', checkpoint: recorded, elide: true }])
+      }
+      await checkpoint('c', 1, [1, 2, 3, 4, 5]) // the fork compacts inherited rows
+      await checkpoint('p', 1, [6, 7, 8, 9, 10]) // the parent compacts rows the fork still shows
+      await checkpoint('p', 2, [15, 16, 17]) // past the fork point: only the parent sees these
+      const report = await store.gc({ maxAgeMs: 0, now: t0 + 100 * HOUR })
+      expect(report.expired.map(entry => entry.checkpointId)).toEqual([`${sessionTag('p')}.c2`])
+      const rows = await store.read({ sessionId: 'p' }, { limit: 100 })
+      expect(rows.filter(row => row.expiredAt !== null).map(row => row.seq)).toEqual([15, 16, 17])
+      // and the write-ahead check of either session still vouches only for what is really there
+      expect((await store.confirm('c', rows.slice(0, 3).map(row => ({ seq: row.seq, hash: row.hash })))).missing).toEqual([])
+      expect((await store.confirm('p', rows.filter(row => row.seq >= 15 && row.seq <= 17).map(row => ({ seq: row.seq, hash: row.hash })))).missing).toEqual([15, 16, 17])
     })
 
     it('rejects a bad policy and changes nothing', async () => {

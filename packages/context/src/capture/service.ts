@@ -130,6 +130,7 @@ interface SessionState {
 }
 
 const WARN_INTERVAL_MS = 60_000
+const REOPEN_INTERVAL_MS = 500
 
 // One store connection per file and process, shared by every capture (host row, presets).
 const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
@@ -189,6 +190,8 @@ export class ShadowCapture extends Service {
   private api: ShadowStoreApi | undefined
   private opening: Promise<ShadowStoreApi>
   private lastWarning: { message: string; time: number } | undefined
+  private lastOpenAttempt = 0
+  private openFailure: unknown
   private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
@@ -251,13 +254,19 @@ export class ShadowCapture extends Service {
       synchronous: this.config.synchronous,
       busyTimeoutMs: this.config.busyTimeoutMs,
       ...(this.config.maxBytes === undefined ? {} : { maxBytes: this.config.maxBytes }),
-      ...(this.config.redact || this.config.redactPatterns.length > 0 ? { redact: { patterns: this.config.redactPatterns } } : {}),
+      // the capture's config owns the store's policy (the CLI and other openers follow it)
+      redact: this.config.redact || this.config.redactPatterns.length > 0 ? { patterns: this.config.redactPatterns } : false,
     }
+    this.lastOpenAttempt = Date.now()
     const attempt = acquireStore(this.path, this.config.worker, options).then(api => {
       this.api = api
       return api
     })
-    attempt.catch((error: unknown) => this.reportFailure(undefined, failureOf(error)))
+    // Reported here once; the write or check that awaited it does not report the same error again.
+    attempt.catch((error: unknown) => {
+      this.openFailure = error
+      this.reportFailure(undefined, failureOf(error))
+    })
     return attempt
   }
 
@@ -272,8 +281,12 @@ export class ShadowCapture extends Service {
       return await current
     } catch (error) {
       if (this.stopped) throw error
-      // concurrent callers share one new attempt
-      if (this.opening === current) this.opening = this.open()
+      // Concurrent callers share one new attempt; a broken store is retried at most every
+      // REOPEN_INTERVAL_MS (an attempt starts a worker thread and opens SQLite).
+      if (this.opening === current) {
+        if (Date.now() - this.lastOpenAttempt < REOPEN_INTERVAL_MS) throw error
+        this.opening = this.open()
+      }
       return this.opening
     }
   }
@@ -420,7 +433,7 @@ export class ShadowCapture extends Service {
         this.retryWeight = 0
         this.health.pending = Math.max(0, this.health.pending - batchWeight)
       }
-      this.reportFailure(undefined, failure)
+      if (error !== this.openFailure) this.reportFailure(undefined, failure)
       throw error
     }
   }
@@ -483,7 +496,7 @@ export class ShadowCapture extends Service {
       // a store that cannot answer the write-ahead check is failing, whatever the last batch did
       if (!(error instanceof ShadowStoreError && error.code === 'INVALID_INPUT')) {
         this.health.failures += 1
-        this.reportFailure(session, failureOf(error))
+        if (error !== this.openFailure) this.reportFailure(session, failureOf(error))
       }
       throw error
     }

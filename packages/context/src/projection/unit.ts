@@ -116,11 +116,13 @@ function footerTimes(text: string): { timeFrom: number | null; timeTo: number | 
   return { timeFrom, timeTo }
 }
 
-const SHADOW_RANGE = /shadow ids (\S+) … (\S+)/
-
-/** The shadow id range a digest or state footer states. */
-function footerIds(text: string): { shadowFrom: string | null; shadowTo: string | null } {
-  const match = SHADOW_RANGE.exec(text)
+/**
+ * The shadow id range the footer of checkpoint `id` states. Anchored on its own `[shadow <id>]`
+ * line: the digest above it may quote another checkpoint's footer.
+ */
+function footerIds(text: string, id: string): { shadowFrom: string | null; shadowTo: string | null } {
+  const line = text.split('\n').findLast(candidate => candidate.startsWith(`[shadow ${id}] `))
+  const match = line === undefined ? null : / · shadow ids (\S+) … (\S+) · /.exec(line)
   return match === null ? { shadowFrom: null, shadowTo: null } : { shadowFrom: match[1]!, shadowTo: match[2]! }
 }
 
@@ -197,7 +199,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent): Shad
           seqFrom: summary.seqFrom,
           seqTo: summary.seqTo,
           ...footerTimes(textOf(event.data.content)),
-          ...footerIds(textOf(event.data.content)),
+          ...footerIds(textOf(event.data.content), summary.compactionId),
           messages: summary.messages,
           shadowedTokens: summary.tokens,
           turn: state.turn,

@@ -66,7 +66,7 @@ function header(message: ShadowMessage): string {
 }
 
 /** What a transcript shows for a message: its text, or why retention left none. */
-function bodyOf(message: ShadowMessage): string {
+export function bodyOf(message: Pick<ShadowMessage, 'text' | 'expiredAt'>): string {
   if (message.expiredAt === null) return message.text
   return `[original removed by retention on ${formatTime(message.expiredAt)} UTC; the dsh session log still holds it]`
 }

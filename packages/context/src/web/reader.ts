@@ -56,6 +56,8 @@ export interface MessageHeadView {
 export interface OriginalView extends MessageHeadView {
   readonly sessionId: string
   readonly text: string
+  /** When retention dropped the original (`text` is then empty), else null. */
+  readonly expiredAt: number | null
 }
 
 export interface SearchHitView extends MessageHeadView {
@@ -84,6 +86,7 @@ function original(message: ShadowMessage): OriginalView {
   return {
     shadowId: message.shadowId, sessionId: message.sessionId, seq: message.seq, time: message.time, role: message.role,
     sourceKind: message.sourceKind, toolName: message.toolName, turn: message.turn, elidedBy: message.elidedBy, text: message.text,
+    expiredAt: message.expiredAt,
   }
 }
 

@@ -279,6 +279,8 @@ export class SqliteBackend implements ShadowBackend {
     const current = this.currentVersion()
     if (current === 0) throw new ShadowStoreError('CORRUPT', `${this.path} is not a shadow store (no schema)`)
     if (current > SCHEMA_VERSION) throw new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${this.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
+    // reads use the current columns; a read-only connection cannot add them
+    if (current < SCHEMA_VERSION) throw new ShadowStoreError('SCHEMA_TOO_OLD', `shadow store ${this.path} has schema v${current}; open it writable once to upgrade it to v${SCHEMA_VERSION}`)
   }
 
   private currentVersion(): number {
@@ -654,7 +656,10 @@ export class SqliteBackend implements ShadowBackend {
       }
       // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
       let floor = 0
-      if (Number.isFinite(query.rankWindow)) {
+      // The window is counted on the MATCH alone: only sound when the MATCH itself is scoped (or the
+      // scope is the whole store). Wide scopes rank every match; their rank lists hold rare words only.
+      const scopedMatch = whole || new Set(query.segments.map(segment => segment.tag)).size <= SCOPE_TOKEN_LIMIT
+      if (Number.isFinite(query.rankWindow) && scopedMatch) {
         const nth = this.stmt(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
           .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
         if (nth !== undefined) floor = nth['rowid'] as number
@@ -757,6 +762,8 @@ export class SqliteBackend implements ShadowBackend {
     return this.guard('list retention candidates', () => (this.db.prepare(`
       SELECT m.session_id, m.elided_by, count(*) AS n, sum(${ROW_BYTES}) AS bytes, max(m.time) AS newest
       FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
+        -- a fork sees its parent's rows below the fork point on its own surface: never drop those
+        AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
       GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by
     `).all() as Row[]).map(row => ({
       sessionId: row['session_id'] as string,
