@@ -214,7 +214,9 @@ export class ShadowStore {
     if (options.redact === undefined) {
       redactor = savedRedactor(backend.meta(REDACT_META))
     } else if (options.readOnly !== true) {
-      backend.setMeta(REDACT_META, options.redact === false ? 'off' : JSON.stringify(options.redact))
+      // write only a change: an open must not need the write lock another process may hold
+      const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
+      if ((backend.meta(REDACT_META) ?? 'off') !== policy) backend.setMeta(REDACT_META, policy)
     }
     const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
     if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
