@@ -1,4 +1,5 @@
 /** Terminal output: aligned tables, times, and the JSON mode every command has. */
+import { formatUtc } from '@dsh-shadow/store'
 
 export interface Output {
   readonly json: boolean
@@ -43,7 +44,7 @@ export function consoleOutput(json: boolean, io: CliIo = PROCESS_IO): Output {
 
 export function time(value: number | null | undefined): string {
   if (value === null || value === undefined) return '-'
-  return new Date(value).toISOString().replace('T', ' ').slice(0, 19)
+  return formatUtc(value)
 }
 
 export function table(header: readonly string[], rows: readonly (readonly unknown[])[]): string {

@@ -43,3 +43,11 @@ export function parseTimeRange(from: unknown, to: unknown, now: number): { timeF
   }
   return { ...(timeFrom === undefined ? {} : { timeFrom }), ...(timeTo === undefined ? {} : { timeTo }) }
 }
+
+/**
+ * A time as every Shadow Context surface writes it: `2026-11-30 09:12:05` (UTC, seconds). Checkpoint
+ * footers embed it, so its shape is part of their frozen bytes.
+ */
+export function formatUtc(time: number): string {
+  return new Date(time).toISOString().replace('T', ' ').slice(0, 19)
+}

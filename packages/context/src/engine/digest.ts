@@ -7,7 +7,7 @@
  * says exactly where the originals are and how to read them back.
  */
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { renderBlocks, shadowId } from '@dsh-shadow/store'
+import { formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
 
 export interface DigestMessage {
   readonly event: SessionEvent
@@ -51,10 +51,6 @@ const BARE_NUMBER = /^\d+$/
 const clip = (text: string, max: number): string => {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length <= max ? flat : `${flat.slice(0, Math.max(1, max - 1))}…`
-}
-
-function formatTime(time: number): string {
-  return new Date(time).toISOString().replace('T', ' ').slice(0, 19)
 }
 
 function messageText(event: SessionEvent): string {
@@ -125,7 +121,7 @@ export function composeFooter(input: { checkpointId: string; tag: string; messag
   const by = (type: string): number => events.filter(event => event.type === type).length
   const counts = [`${by('user/message')} user`, `${by('assistant/message')} assistant`, `${by('tool/result')} tool`].join(', ')
   return [
-    `[shadow ${input.checkpointId}] ${events.length} messages (${counts}) · shadow ids ${shadowId(input.tag, first)} … ${shadowId(input.tag, last)} · seqs ${first}–${last} · ${formatTime(Math.min(...times))} → ${formatTime(Math.max(...times))} UTC`,
+    `[shadow ${input.checkpointId}] ${events.length} messages (${counts}) · shadow ids ${shadowId(input.tag, first)} … ${shadowId(input.tag, last)} · seqs ${first}–${last} · ${formatUtc(Math.min(...times))} → ${formatUtc(Math.max(...times))} UTC`,
     `Originals are stored verbatim. Read: shadow_read {"checkpoint":"${input.checkpointId}"} · Search: shadow_search {"query":"…","checkpoint":"${input.checkpointId}"}`,
   ].join('\n')
 }

@@ -2,7 +2,7 @@
  * What the recall tools show the model: ranked hits and paginated transcripts of the exact
  * originals. Pure rendering and cursor handling; no store access here.
  */
-import type { SearchHit, ShadowMessage } from '@dsh-shadow/store'
+import { formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -14,9 +14,7 @@ export class RecallError extends Error {
   }
 }
 
-export function formatTime(time: number): string {
-  return new Date(time).toISOString().replace('T', ' ').slice(0, 19)
-}
+export { formatTime }
 
 function speaker(message: Pick<ShadowMessage, 'role' | 'toolName' | 'sourceKind' | 'eventType'>): string {
   if (message.eventType === 'request/header') return 'system prompt'
