@@ -2,11 +2,12 @@
 import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
+import { indexMessage, unindexMessage } from './index-rows.ts'
 import { decodeText, type Row } from './rows.ts'
 import { SCHEMA_VERSION } from './schema.ts'
 
-/** Stored bytes of one message row (what retention budgets count). */
-const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + length(CAST(m.event_json AS BLOB))'
+/** Bytes of one message row as given, UTF-8 text and event JSON (what retention budgets count). */
+const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + m.event_bytes'
 
 export function reindex(conn: SqliteConnection, analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
   return conn.guard('reindex', () => {
@@ -14,8 +15,6 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
     conn.transaction(() => {
       conn.db.exec("DELETE FROM messages_words; DELETE FROM messages_grams;")
     })
-    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
-    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
     const page = conn.db.prepare('SELECT m.id, m.text, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT 2000')
     let done = 0
     let after = 0
@@ -24,10 +23,7 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
       if (rows.length === 0) break
       conn.transaction(() => {
         for (const row of rows) {
-          const views = analyze(decodeText(row['text']))
-          const scope = `s${row['tag'] as string}`
-          insertWords.run(row['id'] as number, views.words, scope)
-          if (views.grams.length > 0) insertGrams.run(row['id'] as number, views.grams, scope)
+          indexMessage(conn, row['id'] as number, analyze(decodeText(row['text'])), row['tag'] as string)
         }
       })
       done += rows.length
@@ -99,14 +95,11 @@ export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[
 export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, time: number): { rows: number; bytes: number } {
   return conn.guard('expire originals', () => conn.transaction(() => {
     const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL`).all(checkpointId) as Row[]
-    const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', expired_at = ? WHERE id = ?")
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ? WHERE id = ?")
     let bytes = 0
     for (const row of rows) {
       clear.run(time, row['id'] as number)
-      deleteWords.run(row['id'] as number)
-      deleteGrams.run(row['id'] as number)
+      unindexMessage(conn, row['id'] as number)
       bytes += row['bytes'] as number
     }
     if (rows.length > 0) {
