@@ -60,6 +60,15 @@ describe('schema v4: single-token MATCH expressions', () => {
     expect(path.hits.every(hit => hit.message.sessionId === 's1')).toBe(true)
     expect((await store.search('erver/rou', { sessionId: 's1' })).hits).toHaveLength(0)
     expect((await store.search('db/pool', { sessionId: 's1', allSessions: true })).hits.map(hit => hit.message.sessionId).toSorted()).toEqual(['s1', 's1', 's2'])
+    // the AND of a term's trigrams also matches them apart or reordered: only true substrings come back
+    await store.append([
+      message('s1', 4, 'see tests/payments/refund.test.ts'),
+      message('s1', 5, 'fixed src/payments/refund.ts'),
+      message('s1', 6, 'ｓｒｃ／ｐａｙｍｅｎｔｓ／ｒｅｆｕｎｄ．ｔｓ in full width'),
+    ])
+    const segments = await store.scopeSegments({ sessionId: 's1' })
+    const grams = await store.backend.searchIndex({ segments, index: 'grams', terms: ['payments/refund.ts'], operator: 'or', limit: 10, rankWindow: 1000, order: 'newest' })
+    expect(grams.hits.map(hit => hit.message.seq)).toEqual([6, 5])
     await store.close()
     dir.cleanup()
   })

@@ -32,7 +32,15 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     if (terms === undefined) return { hits: [], windowed: false }
     const match = scoped(terms, query.segments, whole)
     const filterParams: unknown[] = []
-    const where = filterSql(query, filterParams, whole)
+    let where = filterSql(query, filterParams, whole)
+    if (query.index === 'grams') {
+      // Drop most false substring candidates in SQL, before they become rows (holdsTerms decides).
+      const check = substringCheck(query.terms, query.operator)
+      if (check !== undefined) {
+        where = where === '1' ? check.sql : `${where} AND ${check.sql}`
+        filterParams.push(...check.params)
+      }
+    }
     const limit = Math.max(1, Math.floor(query.limit))
     const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
     // The AND of a term's trigrams also matches texts holding them apart: check the text.
@@ -89,6 +97,19 @@ export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuer
       return (count.get(scoped(terms, query.segments, whole), Math.max(1, Math.floor(query.cap))) as Row)['n'] as number
     })
   }))
+}
+
+/**
+ * SQL prefilter for substring candidates: the lowercased text holds the term. SQLite's lower()
+ * folds ASCII only, so rows with non-ASCII text (NFKC, other scripts) or a NUL byte pass to the
+ * exact check in JavaScript; terms that are not ASCII are left to it entirely.
+ */
+function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: string[] } | undefined {
+  const usable = terms.filter(term => [...term].length >= 3)
+  if (usable.length === 0 || usable.some(term => !/^[\x20-\x7e]+$/.test(term))) return undefined
+  const clause = 'instr(lower(CAST(m.text AS TEXT)), ?) > 0'
+  const joined = usable.map(() => clause).join(operator === 'and' ? ' AND ' : ' OR ')
+  return { sql: `((${joined}) OR length(CAST(m.text AS TEXT)) <> length(m.text) OR instr(m.text, X'00') > 0)`, params: usable }
 }
 
 /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
