@@ -123,6 +123,48 @@ type QueueItem =
   | { readonly kind: 'event'; readonly session: Session; readonly event: SessionEvent; readonly turn: number | null; readonly step: number | null; readonly toolName: string | null }
   | { readonly kind: 'op'; readonly op: IngestOp; readonly weight: number }
 
+interface WeightedOp {
+  readonly op: IngestOp
+  readonly weight: number
+}
+
+interface SessionBatch {
+  readonly ops: IngestOp[]
+  weight: number
+}
+
+/** The session an op writes for (a session op registers that session). */
+function opSession(op: IngestOp): string {
+  switch (op.op) {
+    case 'session':
+      return op.session.sessionId
+    case 'reconcile':
+      return op.sessionId
+    case 'checkpoint':
+      return op.checkpoint.sessionId
+    case 'events':
+      return op.events[0]?.sessionId ?? ''
+  }
+}
+
+/** Ops in order, an events op split by session, each tagged with the session it writes for. */
+function splitBySession(ops: readonly WeightedOp[]): Array<WeightedOp & { readonly sessionId: string }> {
+  const out: Array<WeightedOp & { readonly sessionId: string }> = []
+  for (const { op, weight } of ops) {
+    if (op.op !== 'events') {
+      out.push({ op, weight, sessionId: opSession(op) })
+      continue
+    }
+    const bySession = new Map<string, CapturedEvent[]>()
+    for (const event of op.events) {
+      const list = bySession.get(event.sessionId)
+      if (list === undefined) bySession.set(event.sessionId, [event])
+      else list.push(event)
+    }
+    for (const [sessionId, events] of bySession) out.push({ op: { op: 'events', events }, weight: events.length, sessionId })
+  }
+  return out
+}
 
 interface SessionState {
   readonly cursor: CaptureCursor
@@ -195,8 +237,8 @@ export class ShadowCapture extends Service {
   private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
-  private retry: IngestOp[] = []
-  private retryWeight = 0
+  /** Failed batches kept for retry, per session (in first-failed order). */
+  private readonly retry = new Map<string, SessionBatch>()
   private chain: Promise<void> = Promise.resolve()
   private scheduled: NodeJS.Timeout | undefined
   private stopped = false
@@ -386,53 +428,70 @@ export class ShadowCapture extends Service {
     }
     const items = this.queue
     this.queue = []
-    const ops: IngestOp[] = []
-    let weight = 0
+    const ops: WeightedOp[] = []
     let events: CapturedEvent[] = []
+    const flushEvents = (): void => {
+      if (events.length > 0) ops.push({ op: { op: 'events', events }, weight: events.length })
+      events = []
+    }
     for (const item of items) {
       if (item.kind === 'event') {
         events.push(captureEvent(item.session.id, item.event, item, item.toolName))
-        weight += 1
         continue
       }
-      if (events.length > 0) ops.push({ op: 'events', events })
-      events = []
-      ops.push(item.op)
-      weight += item.weight
+      flushEvents()
+      ops.push({ op: item.op, weight: item.weight })
     }
-    if (events.length > 0) ops.push({ op: 'events', events })
-    const run = this.chain.then(() => this.write(ops, weight))
+    flushEvents()
+    const run = this.chain.then(() => this.write(ops))
     // A failed write must not block later ones; the caller of this drain still sees the failure.
     this.chain = run.catch(() => undefined)
     return run
   }
 
-  private async write(ops: IngestOp[], weight: number): Promise<void> {
-    const batch = this.retry.length > 0 ? [...this.retry, ...ops] : ops
-    const batchWeight = this.retryWeight + weight
-    if (batch.length === 0) return
+  /**
+   * Write each session's ops as its own batch, in first-seen order: a session the store refuses
+   * (a hostile id, a conflict) keeps only its own ops for retry and never holds up another's.
+   */
+  private async write(ops: readonly WeightedOp[]): Promise<void> {
+    const batches = new Map<string, SessionBatch>()
+    for (const [sessionId, retry] of this.retry) batches.set(sessionId, { ops: [...retry.ops], weight: retry.weight })
+    this.retry.clear()
+    for (const entry of splitBySession(ops)) {
+      const batch = batches.get(entry.sessionId) ?? { ops: [], weight: 0 }
+      batch.ops.push(entry.op)
+      batch.weight += entry.weight
+      batches.set(entry.sessionId, batch)
+    }
+    let failed: unknown
+    for (const [sessionId, batch] of batches) {
+      try {
+        await this.writeBatch(sessionId, batch)
+      } catch (error) {
+        failed ??= error
+      }
+    }
+    if (failed !== undefined) throw failed
+  }
+
+  private async writeBatch(sessionId: string, batch: SessionBatch): Promise<void> {
+    if (batch.ops.length === 0) return
     try {
       failpoint('capture.before-write')
-      this.count(await (await this.opened()).ingest(batch))
+      this.count(await (await this.opened()).ingest(batch.ops))
       failpoint('capture.after-write')
-      this.retry = []
-      this.retryWeight = 0
       this.health.batches += 1
       this.lastSuccess = Date.now()
-      this.health.pending = Math.max(0, this.health.pending - batchWeight)
+      this.health.pending = Math.max(0, this.health.pending - batch.weight)
     } catch (error) {
       this.health.failures += 1
       const failure = failureOf(error)
       this.health.lastFailure = failure
       // Keep the batch for the next attempt, within bounds; past them the log reconciles later.
-      if (batchWeight <= this.config.retryLimit) {
-        this.retry = batch
-        this.retryWeight = batchWeight
-      } else {
-        this.retry = []
-        this.retryWeight = 0
-        this.health.pending = Math.max(0, this.health.pending - batchWeight)
-      }
+      // A refused input is refused again: it is reported, not retried.
+      const retried = [...this.retry.values()].reduce((sum, entry) => sum + entry.weight, 0)
+      if (failure.code !== 'INVALID_INPUT' && retried + batch.weight <= this.config.retryLimit) this.retry.set(sessionId, batch)
+      else this.health.pending = Math.max(0, this.health.pending - batch.weight)
       if (error !== this.openFailure) this.reportFailure(undefined, failure)
       throw error
     }
@@ -489,7 +548,8 @@ export class ShadowCapture extends Service {
    * them? Missing or stale rows are re-sent from the log once before answering.
    */
   async confirm(session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
-    await this.flush()
+    // another session's refused batch is no reason to refuse this one: the check below decides
+    await this.flush().catch(() => undefined)
     try {
       return await this.confirmIn(await this.opened(), session, seqs)
     } catch (error) {

@@ -148,7 +148,7 @@ function queryOf(args: string): string | null {
   }
 }
 
-const SHADOW_ID = /\b[a-z2-9]{6}\.\d+\b/g
+const SHADOW_ID = /\b[a-z2-9]{6,12}\.\d+\b/g
 
 function withRecall(state: ShadowContextState, recall: RecallView): ShadowContextState {
   return { ...state, active: true, recallCount: state.recallCount + 1, recalls: [...state.recalls, recall].slice(-MAX_RECALLS) }
