@@ -1,5 +1,5 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
-import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
+import { type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
 import { bodyOf, captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
 import { time } from './format.ts'
@@ -27,7 +27,7 @@ export async function verifySession(store: ShadowStore, logs: DshLogs, sessionId
     return { sessionId, logMessages: 0, storeRows: 0, lost: [], mismatched: [], extra: [], duplicated: 0, error: `log unreadable: ${error instanceof Error ? error.message : String(error)}` }
   }
   const { captured } = captureLog(sessionId, log.events)
-  const entries = captured.map(event => ({ seq: event.seq, hash: hashEventJson(event.eventJson) }))
+  const entries = captured.map(event => ({ seq: event.seq, hash: store.hashOf(event.eventJson) }))
   const session = await store.session(sessionId)
   if (session === undefined) {
     return { sessionId, logMessages: entries.length, storeRows: 0, lost: entries.map(entry => entry.seq), mismatched: [], extra: [], duplicated: 0 }

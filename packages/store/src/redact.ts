@@ -107,12 +107,15 @@ function compile(source: string, index: number): Detector {
 }
 
 export class Redactor {
+  /** The policy as given (validated): what a store saves and a verifier rebuilds. */
+  readonly options: RedactionOptions
   private readonly detectors: readonly Detector[]
   private readonly builtins: boolean
 
   constructor(options: RedactionOptions = {}) {
     if (typeof options !== 'object' || options === null) throw invalid('redaction options must be an object')
     if (options.patterns !== undefined && !Array.isArray(options.patterns)) throw invalid('redaction patterns must be an array of strings')
+    this.options = { ...(options.builtins === undefined ? {} : { builtins: options.builtins }), ...(options.patterns === undefined ? {} : { patterns: [...options.patterns] }) }
     this.builtins = options.builtins !== false
     this.detectors = [...(options.builtins === false ? [] : BUILTINS), ...(options.patterns ?? []).map(compile)]
   }

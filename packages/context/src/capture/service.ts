@@ -15,7 +15,7 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import z from '@deepseek-ai/schemastery'
-import { type CapturedEvent, type CheckpointInput, failpoint, hashEventJson, type IngestOp, type IngestReport, type RetentionPolicy, type RetentionReport, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -242,6 +242,9 @@ export class ShadowCapture extends Service {
   private chain: Promise<void> = Promise.resolve()
   private scheduled: NodeJS.Timeout | undefined
   private stopped = false
+  /** The store's redaction policy (this capture's config owns it), for what is derived outside the store. */
+  private readonly redactor: Redactor | undefined
+  private readonly tags = new Map<string, string>()
 
   constructor(ctx: Context, config: ShadowCaptureConfig = {}) {
     super(ctx, 'shadowCapture')
@@ -259,6 +262,8 @@ export class ShadowCapture extends Service {
       ...(resolved.retention === undefined ? {} : { retention: resolved.retention }),
     }
     this.path = resolveStorePath(resolved.path, resolved.home)
+    const redaction = this.redactionPolicy()
+    this.redactor = redaction === false ? undefined : new Redactor(redaction)
     // The service is provided at once and the store opens behind it: events queue meanwhile.
     // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
     this.opening = this.open()
@@ -291,13 +296,52 @@ export class ShadowCapture extends Service {
     for (const session of ctx.sessions.list()) this.track(session)
   }
 
+  /** The capture's config owns the store's redaction policy (the CLI and other openers follow it). */
+  private redactionPolicy(): RedactionOptions | false {
+    return this.config.redact || this.config.redactPatterns.length > 0 ? { patterns: this.config.redactPatterns } : false
+  }
+
+  /**
+   * Text as the store would keep it: redacted when redaction is on. Whatever is derived from
+   * messages outside the store (checkpoint digests, rollups, summaries) goes through this, so a
+   * secret the store redacts never comes back in a checkpoint.
+   */
+  redactText(text: string): string {
+    return this.redactor === undefined ? text : this.redactor.text(text)
+  }
+
+  /** A log event with every string redacted as the store redacts its event JSON (the same event when off). */
+  redactEvent<T extends SessionEvent>(event: T): T {
+    return this.redactor === undefined ? event : JSON.parse(this.redactor.json(JSON.stringify(event))) as T
+  }
+
+  /**
+   * The session's tag as the store assigned it (longer than the default after a tag collision),
+   * for checkpoint ids and footers. Falls back to the default tag when the store cannot answer:
+   * such a pass fails its write-ahead check anyway.
+   */
+  async tag(sessionId: string): Promise<string> {
+    try {
+      await this.flush().catch(() => undefined)
+      const tag = (await (await this.opened()).session(sessionId))?.tag
+      if (tag !== undefined) this.tags.set(sessionId, tag)
+      return tag ?? sessionTag(sessionId)
+    } catch {
+      return sessionTag(sessionId)
+    }
+  }
+
+  /** The tag last learned from the store for this session, else the default one (no waiting). */
+  knownTag(sessionId: string): string {
+    return this.tags.get(sessionId) ?? sessionTag(sessionId)
+  }
+
   private open(): Promise<ShadowStoreApi> {
     const options: StoreOpenOptions = {
       synchronous: this.config.synchronous,
       busyTimeoutMs: this.config.busyTimeoutMs,
       ...(this.config.maxBytes === undefined ? {} : { maxBytes: this.config.maxBytes }),
-      // the capture's config owns the store's policy (the CLI and other openers follow it)
-      redact: this.config.redact || this.config.redactPatterns.length > 0 ? { patterns: this.config.redactPatterns } : false,
+      redact: this.redactionPolicy(),
     }
     this.lastOpenAttempt = Date.now()
     const attempt = acquireStore(this.path, this.config.worker, options).then(api => {
@@ -567,7 +611,7 @@ export class ShadowCapture extends Service {
     const entries = seqs.map(seq => {
       const event = events[seq]
       if (event === undefined || event.seq !== seq) throw new ShadowStoreError('INVALID_INPUT', `session ${session.id} has no event at seq ${seq}`)
-      return { seq, hash: hashEventJson(JSON.stringify(event)) }
+      return { seq, hash: rowHash(JSON.stringify(event), this.redactor) }
     })
     const first = await store.confirm(session.id, entries)
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { hashEventJson, sessionTag, ShadowStore } from '../src/index.ts'
+import { message, tempDir } from './helpers.ts'
+
+/** Two session ids whose default tags are equal (tags are 30 bits: a few thousand tries). */
+function collidingIds(prefix: string): [string, string] {
+  const seen = new Map<string, string>()
+  for (let index = 0; ; index += 1) {
+    const id = `${prefix}-${index}`
+    const other = seen.get(sessionTag(id))
+    if (other !== undefined) return [other, id]
+    seen.set(sessionTag(id), id)
+  }
+}
+
+async function withStore<T>(run: (store: ShadowStore, path: string) => Promise<T>, options: Parameters<typeof ShadowStore.open>[1] = {}): Promise<T> {
+  const dir = tempDir()
+  const path = join(dir.path, 'shadow.db')
+  const store = await ShadowStore.open(path, options)
+  try {
+    return await run(store, path)
+  } finally {
+    await store.close()
+    dir.cleanup()
+  }
+}
+
+describe('hostile session ids', () => {
+  it('refuses ids the store cannot keep apart (NUL, lone surrogates, 10 KB) with a typed error, writing nothing', async () => {
+    await withStore(async store => {
+      for (const sessionId of ['bad\u0000id', 'lone-\uD800', 'lone-\uDC00', 'pair-\uDC00\uD800', 'x'.repeat(10_000)]) {
+        await expect(store.append([message(sessionId, 1, 'hello')]), JSON.stringify(sessionId.slice(0, 20))).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+        await expect(store.registerSession({ sessionId })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+        await expect(store.search('hello', { sessionId })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      }
+      expect((await store.stats()).sessions).toBe(0)
+      expect((await store.stats()).messages).toBe(0)
+    })
+  })
+
+  it('never merges two sessions that differ only in a lone surrogate, and keeps path-like and astral ids apart', async () => {
+    await withStore(async store => {
+      await expect(store.append([message('s-\uD800', 1, 'first secret plan')])).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      await expect(store.append([message('s-\uD801', 1, 'second secret plan')])).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      const ids = ['../../etc/passwd', 'a/b\\c', 's-\u{1F600}', 's-\u{1F601}', '..']
+      for (const [index, id] of ids.entries()) await store.append([message(id, 1, `plan number ${index}`)])
+      for (const [index, id] of ids.entries()) {
+        const { hits } = await store.search('plan', { sessionId: id })
+        expect(hits.map(hit => [hit.message.sessionId, hit.message.text])).toEqual([[id, `plan number ${index}`]])
+      }
+    })
+  })
+})
+
+describe('session tags', () => {
+  it('gives a session whose tag is taken a longer tag of its own, instead of refusing it', async () => {
+    const [first, second] = collidingIds('tag')
+    await withStore(async (store, path) => {
+      await store.append([message(first, 1, 'alpha apples')])
+      await store.append([message(second, 1, 'beta bananas')])
+      const a = (await store.session(first))!
+      const b = (await store.session(second))!
+      expect(a.tag).toBe(sessionTag(first))
+      expect(b.tag).toBe(sessionTag(second, 7))
+      expect((await store.message(`${a.tag}.1`))!.text).toBe('alpha apples')
+      expect((await store.message(`${b.tag}.1`))!.text).toBe('beta bananas')
+      expect((await store.search('bananas', { sessionId: second })).hits.map(hit => hit.message.shadowId)).toEqual([`${b.tag}.1`])
+      expect((await store.search('bananas', { sessionId: first })).hits).toEqual([])
+      await store.close()
+      // the assignment is stored: a reopened store keeps both
+      const reopened = await ShadowStore.open(path)
+      expect((await reopened.session(second))!.tag).toBe(b.tag)
+      await reopened.close()
+    })
+  })
+
+  it('keeps two new colliding sessions of one batch apart', async () => {
+    const [first, second] = collidingIds('batch')
+    await withStore(async store => {
+      await store.append([message(first, 1, 'one'), message(second, 1, 'two')])
+      expect((await store.session(first))!.tag).not.toBe((await store.session(second))!.tag)
+    })
+  })
+})
+
+describe('redaction leaks', () => {
+  it('keeps no hash of the unredacted event: a dictionary over the redacted template finds nothing', async () => {
+    await withStore(async store => {
+      const text = 'password: hunter2 is the db password'
+      const row = message('s1', 1, text)
+      await store.append([row])
+      const stored = (await store.messageAt('s1', 1))!
+      expect(stored.text).toBe('password: [REDACTED:secret] is the db password')
+      expect(stored.hash).not.toBe(hashEventJson(row.eventJson))
+      expect(stored.hash).toBe(hashEventJson(stored.eventJson))
+      // the attack: fill the template with candidate passwords and compare hashes
+      for (const guess of ['hunter1', 'hunter2', 'hunter3', 'password']) {
+        const candidate = stored.eventJson.replace('[REDACTED:secret]', guess)
+        expect(createHash('sha1').update(candidate).digest('hex')).not.toBe(stored.hash)
+      }
+      // verification redacts the log event alike: the row still answers for it
+      expect(await store.confirm('s1', [{ seq: 1, hash: store.hashOf(row.eventJson) }])).toEqual({ missing: [], mismatched: [] })
+      expect(await store.append([row])).toEqual({ written: 0, unchanged: 1, replaced: 0 })
+      expect(await store.ingest([{ op: 'reconcile', sessionId: 's1', events: [], ownFromSeq: 99 }])).toMatchObject({ removed: 0 })
+    }, { redact: {} })
+  })
+
+  it('redacts recall queries and checkpoint footers and errors', async () => {
+    await withStore(async store => {
+      await store.append([message('s1', 1, 'hello')])
+      const recall = await store.recordRecall({ sessionId: 's1', kind: 'search', time: 1, query: 'where did I use sk-0123456789abcdefABCDEF0123', shadowIds: [] })
+      expect(recall.query).toBe('where did I use [REDACTED:api-key]')
+      expect((await store.recalls('s1'))[0]!.query).toBe('where did I use [REDACTED:api-key]')
+      const checkpoint = await store.recordCheckpoint({
+        checkpointId: `${sessionTag('s1')}.c1`, sessionId: 's1', engine: 'x', status: 'failed', shadowedSeqs: [1], createdAt: 1,
+        footer: 'token=abcdef123456', error: 'failed near password: hunter2-secret',
+      })
+      expect(checkpoint.footer).toBe('token=[REDACTED:secret]')
+      expect(checkpoint.error).toBe('failed near password: [REDACTED:secret]')
+    }, { redact: {} })
+  })
+})
