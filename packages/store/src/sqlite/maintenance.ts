@@ -1,41 +1,125 @@
 /** Maintenance SQL: index rebuilds, stats, retention, vacuum, integrity. */
 import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
+import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { decodeText, type Row } from './rows.ts'
-import { SCHEMA_VERSION } from './schema.ts'
+import { indexTablesSql, SCHEMA_VERSION } from './schema.ts'
 
 /** Stored bytes of one message row (what retention budgets count). */
 const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + length(CAST(m.event_json AS BLOB))'
 
+/** Meta key of an index rebuild in progress: `{ pid, startedAt }` of the process building it. */
+const REBUILD_META = 'reindex_build'
+const REBUILD_TABLES = ['messages_words_next', 'messages_grams_next'] as const
+const REBUILD_BATCH = 2_000
+
+/** An index rebuild that is not finished: running in a live process, or left by a killed one. */
+export function pendingRebuild(conn: SqliteConnection): { pid: number; startedAt: number; alive: boolean } | undefined {
+  const saved = conn.meta(REBUILD_META)
+  if (saved === undefined) return undefined
+  let pid = 0
+  let startedAt = 0
+  try {
+    ({ pid, startedAt } = JSON.parse(saved) as { pid: number; startedAt: number })
+  } catch {
+    // unreadable: treat as left behind
+  }
+  let alive = pid === process.pid
+  if (!alive && Number.isSafeInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 0)
+      alive = true
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM'
+    }
+  }
+  return { pid, startedAt, alive }
+}
+
+/** Drop what an interrupted rebuild left (its half-built tables and change triggers); the live index never depended on it. */
+export function dropRebuild(conn: SqliteConnection): void {
+  conn.transaction(() => {
+    conn.db.exec(`
+      DROP TRIGGER IF EXISTS reindex_dirty_insert; DROP TRIGGER IF EXISTS reindex_dirty_update; DROP TRIGGER IF EXISTS reindex_dirty_delete;
+      DROP TABLE IF EXISTS reindex_dirty; ${REBUILD_TABLES.map(table => `DROP TABLE IF EXISTS ${table};`).join(' ')}
+    `)
+    conn.stmt('DELETE FROM meta WHERE key = ?').run(REBUILD_META)
+  })
+}
+
+/**
+ * Rebuild both indexes beside the live ones and swap them in one transaction. Searches (in any
+ * process) use the complete old index until the swap; a kill part-way leaves it untouched (the
+ * half-built tables are dropped at the next open or rebuild). Rows other connections write while
+ * it runs are noted by triggers and indexed afresh in the swap.
+ */
 export function reindex(conn: SqliteConnection, analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
   return conn.guard('reindex', () => {
+    const pending = pendingRebuild(conn)
+    if (pending?.alive === true && pending.pid !== process.pid) {
+      throw new ShadowStoreError('UNAVAILABLE', `another process (pid ${pending.pid}) is rebuilding the index; try again when it is done`)
+    }
+    if (pending !== undefined) dropRebuild(conn)
     const total = (conn.db.prepare('SELECT count(*) AS n FROM messages').get() as Row)['n'] as number
     conn.transaction(() => {
-      conn.db.exec("DELETE FROM messages_words; DELETE FROM messages_grams;")
+      conn.db.exec(`
+        ${indexTablesSql(REBUILD_TABLES[0], REBUILD_TABLES[1])}
+        CREATE TABLE reindex_dirty (id INTEGER PRIMARY KEY);
+        CREATE TRIGGER reindex_dirty_insert AFTER INSERT ON messages BEGIN INSERT OR IGNORE INTO reindex_dirty(id) VALUES (new.id); END;
+        CREATE TRIGGER reindex_dirty_update AFTER UPDATE OF text ON messages BEGIN INSERT OR IGNORE INTO reindex_dirty(id) VALUES (new.id); END;
+        CREATE TRIGGER reindex_dirty_delete AFTER DELETE ON messages BEGIN INSERT OR IGNORE INTO reindex_dirty(id) VALUES (old.id); END;
+      `)
+      conn.setMeta(REBUILD_META, JSON.stringify({ pid: process.pid, startedAt: Date.now() }))
     })
-    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
-    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
-    const page = conn.db.prepare('SELECT m.id, m.text, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT 2000')
+    const insertWords = conn.db.prepare(`INSERT INTO ${REBUILD_TABLES[0]}(rowid, body, scope) VALUES (?, ?, ?)`)
+    const insertGrams = conn.db.prepare(`INSERT INTO ${REBUILD_TABLES[1]}(rowid, body, scope) VALUES (?, ?, ?)`)
+    const index = (row: Row): void => {
+      const views = analyze(decodeText(row['text']))
+      const scope = `s${row['tag'] as string}`
+      insertWords.run(row['id'] as number, views.words, scope)
+      if (views.grams.length > 0) insertGrams.run(row['id'] as number, views.grams, scope)
+    }
+    const rowsSql = 'SELECT m.id, m.text, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
+    const page = conn.db.prepare(`${rowsSql} WHERE m.id > ? ORDER BY m.id LIMIT ${REBUILD_BATCH}`)
     let done = 0
     let after = 0
     for (;;) {
       const rows = page.all(after) as Row[]
       if (rows.length === 0) break
       conn.transaction(() => {
-        for (const row of rows) {
-          const views = analyze(decodeText(row['text']))
-          const scope = `s${row['tag'] as string}`
-          insertWords.run(row['id'] as number, views.words, scope)
-          if (views.grams.length > 0) insertGrams.run(row['id'] as number, views.grams, scope)
-        }
+        for (const row of rows) index(row)
       })
       done += rows.length
       after = rows.at(-1)!['id'] as number
       progress?.(done, total)
     }
+    conn.transaction(() => {
+      // rows written by other connections meanwhile: index them as they are now
+      const one = conn.db.prepare(`${rowsSql} WHERE m.id = ?`)
+      const dropWords = conn.db.prepare(`DELETE FROM ${REBUILD_TABLES[0]} WHERE rowid = ?`)
+      const dropGrams = conn.db.prepare(`DELETE FROM ${REBUILD_TABLES[1]} WHERE rowid = ?`)
+      for (const dirty of conn.db.prepare('SELECT id FROM reindex_dirty').all() as Row[]) {
+        const id = dirty['id'] as number
+        if (id > after) continue // not indexed yet, and not in the new tables either
+        dropWords.run(id)
+        dropGrams.run(id)
+        const row = one.get(id) as Row | undefined
+        if (row !== undefined) index(row)
+      }
+      const late = conn.db.prepare(`${rowsSql} WHERE m.id > ? ORDER BY m.id`).all(after) as Row[]
+      for (const row of late) index(row)
+      done += late.length
+      conn.db.exec(`
+        DROP TRIGGER reindex_dirty_insert; DROP TRIGGER reindex_dirty_update; DROP TRIGGER reindex_dirty_delete; DROP TABLE reindex_dirty;
+        DROP TABLE messages_words; DROP TABLE messages_grams;
+        ALTER TABLE ${REBUILD_TABLES[0]} RENAME TO messages_words; ALTER TABLE ${REBUILD_TABLES[1]} RENAME TO messages_grams;
+      `)
+      conn.stmt('DELETE FROM meta WHERE key = ?').run(REBUILD_META)
+      conn.setMeta('analyzer_version', String(version))
+    })
+    conn.clearStatements()
     conn.db.exec("INSERT INTO messages_words(messages_words) VALUES ('optimize'); INSERT INTO messages_grams(messages_grams) VALUES ('optimize');")
-    conn.setMeta('analyzer_version', String(version))
     return done
   })
 }
@@ -125,6 +209,8 @@ export function vacuum(conn: SqliteConnection): void {
 export function integrityCheck(conn: SqliteConnection): string[] {
   return conn.guard('integrity check', () => {
     const problems: string[] = []
+    const rebuild = pendingRebuild(conn)
+    if (rebuild?.alive === false) problems.push(`an interrupted index rebuild (pid ${rebuild.pid}) left half-built tables behind; the live index is intact (the next writable open drops them)`)
     for (const row of conn.db.prepare('PRAGMA quick_check').all() as Row[]) {
       const value = String(Object.values(row)[0])
       if (value !== 'ok') problems.push(value)
