@@ -14,6 +14,7 @@ import {
   parseTimeRange,
   sessionTag,
   ShadowStore,
+  type RedactionOptions,
   type ShadowMessage,
   type ShadowRole,
   type ShadowSession,
@@ -22,7 +23,7 @@ import { bodyOf, resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
 import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
 import { parseDuration, parseSize } from './units.ts'
-import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { exportSession, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 
 interface GlobalOptions {
   home?: string
@@ -57,12 +58,12 @@ function runtimeOf(command: Command, io: CliIo): Runtime {
   return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 
-async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
+async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean; redact?: RedactionOptions | false } = {}): Promise<T> {
   if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
   let store: ShadowStore
   const readOnly = options.readOnly ?? true
   try {
-    store = await ShadowStore.open(rt.storePath, { readOnly }).catch(async (error: unknown) => {
+    store = await ShadowStore.open(rt.storePath, { readOnly, ...(options.redact === undefined ? {} : { redact: options.redact }) }).catch(async (error: unknown) => {
       if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
       // a store from an older version: upgrade it in place (what dsh does at its next start), then read
       await (await ShadowStore.open(rt.storePath)).close()
@@ -333,9 +334,14 @@ function build(invocation: Invocation): Command {
       if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
       // Resolve what to rebuild before --fresh moves anything: a typo must not leave an empty store behind.
       const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
+      let redact: RedactionOptions | false | undefined
       if (options.fresh === true && existsSync(rt.storePath)) {
         // only a store file is set aside: renaming a directory named by mistake would move whatever it holds
         if (!statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
+        // the new store keeps the old one's redaction policy
+        const kept = await policyToKeep(rt.storePath)
+        redact = kept.policy
+        if (kept.guessed) rt.output.err('the old store\'s redaction policy is unreadable: the new store redacts with the built-in detectors')
         const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
         for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
         rt.output.err(`set the old store aside as ${aside}`)
@@ -347,7 +353,7 @@ function build(invocation: Invocation): Command {
           rt.output.progress('repair', index + 1, ids.length)
         }
         return out
-      }), { readOnly: false, create: true })
+      }), { readOnly: false, create: true, ...(redact === undefined ? {} : { redact }) })
       if (rt.output.json) return rt.output.out(JSON.stringify(reports))
       rt.output.out(table(['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
     })

@@ -13,6 +13,7 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
 import { ShadowCapture, ShadowCompactionEngine, ShadowRecall, ShadowWeb, type ShadowContextReader } from 'dsh-shadow-context'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShadowStore } from '@dsh-shadow/store'
 import { runCli, type CliIo } from '../src/index.ts'
 
 const PASSWORD = 'hunter2-secret'
@@ -153,5 +154,24 @@ describe('a redacting store through compaction', () => {
     }
     expect(outputs.join('\n')).toContain('[REDACTED:')
     expect(outputs.flatMap(leaks)).toEqual([])
+  })
+
+  it('keeps the redaction policy through repair --all --fresh: the rebuilt store redacts what it takes from the logs', async () => {
+    await harness.dispose({ keepHome: true })
+    const run = await cli(['repair', '--all', '--fresh'])
+    expect(run.code, run.stderr).toBe(0)
+    const rebuilt = await ShadowStore.open(storePath, { readOnly: true })
+    try {
+      expect(rebuilt.redactionPolicy()).not.toBeNull()
+      const rows = await rebuilt.read({ sessionId: session.id }, { limit: 5_000 })
+      expect(rows.length).toBeGreaterThan(100)
+      expect(rows.some(row => row.text.includes('[REDACTED:secret]'))).toBe(true)
+      expect(rows.flatMap(row => leaks(`${row.text}${row.eventJson}`))).toEqual([])
+    } finally {
+      await rebuilt.close()
+    }
+    for (const suffix of ['', '-wal']) expect(fileLeaks(`${storePath}${suffix}`), `rebuilt shadow.db${suffix}`).toEqual([])
+    const verify = await cli(['verify'])
+    expect(verify.code, `${verify.stdout}${verify.stderr}`).toBe(0)
   })
 })

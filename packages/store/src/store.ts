@@ -45,6 +45,11 @@ export interface ShadowStoreOptions extends SqliteBackendOptions {
    * it too; `false` turns it off. Default: whatever the store was last opened with (off if never).
    */
   readonly redact?: RedactionOptions | false
+  /**
+   * Progress of the long work an open may do: redacting the stored rows when redaction was turned
+   * on (or its patterns changed), rebuilding the index for a new analyzer.
+   */
+  readonly onProgress?: (task: 'redact' | 'reindex', done: number, total: number) => void
 }
 
 /** Where a store keeps its redaction policy, so every writer applies the same one. */
@@ -100,11 +105,24 @@ export class ShadowStore {
     } else if (options.readOnly !== true) {
       // write only a change: an open must not need the write lock another process may hold
       const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
-      if ((backend.meta(REDACT_META) ?? 'off') !== policy) backend.setMeta(REDACT_META, policy)
+      if ((backend.meta(REDACT_META) ?? 'off') !== policy) {
+        // rows stored under the old policy are redacted now (pass marked before the policy, so a
+        // kill between the two still leaves it due)
+        if (given !== undefined) backend.markRedactionPending()
+        backend.setMeta(REDACT_META, policy)
+      }
     }
     const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
-    if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
-      backend.reindex(indexViews, ANALYZER_VERSION)
+    if (options.readOnly !== true) {
+      try {
+        if (redactor !== undefined && backend.redactionPending()) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
+        if (backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
+          backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
+        }
+      } catch (error) {
+        backend.close()
+        throw error
+      }
     }
     return store
   }
@@ -389,6 +407,17 @@ export class ShadowStore {
   /** Give the space retention freed back to the file system (rewrites the file; can take a while). */
   async vacuum(): Promise<void> {
     await this.backend.vacuum()
+  }
+
+  /**
+   * Redact everything already stored with this store's policy (rows, index, checkpoint footers,
+   * recall queries). Runs by itself when an open turns redaction on or changes its patterns;
+   * resumable. Rows a stricter policy changes get the hash of their new stored form.
+   */
+  async redactStored(progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+    const redactor = this.redactor
+    if (redactor === undefined) return { rows: 0, changed: 0 }
+    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, indexViews, progress)
   }
 
   /** Rebuild the search indexes from stored text. */

@@ -220,3 +220,78 @@ describe('the store file replaced or deleted while open', () => {
     dir.cleanup()
   })
 })
+
+describe('turning redaction on', () => {
+  const SECRET = 'hunter2-secret'
+  const KEY = 'sk-0123456789abcdefABCDEF0123'
+  async function plain(path: string, rows: number): Promise<void> {
+    const store = await ShadowStore.open(path, { redact: false })
+    for (let start = 0; start < rows; start += 500) {
+      await store.append(Array.from({ length: Math.min(500, rows - start) }, (_, index) => message('p', start + index, `row ${start + index}: password: ${SECRET} and ${KEY}`)))
+    }
+    await store.recordRecall({ sessionId: 'p', kind: 'search', time: 1, query: `uses of ${KEY}`, shadowIds: [] })
+    await store.recordCheckpoint({ checkpointId: `${sessionTag('p')}.c1`, sessionId: 'p', engine: 'x', status: 'failed', shadowedSeqs: [0], createdAt: 1, error: `near token=${SECRET}` })
+    await store.close()
+  }
+  const fileHas = async (path: string, needle: string): Promise<boolean> => {
+    const { existsSync, readFileSync } = await import('node:fs')
+    return ['', '-wal'].some(suffix => existsSync(path + suffix) && readFileSync(path + suffix).includes(Buffer.from(needle)))
+  }
+
+  it('redacts the rows already stored, their index, checkpoints and recalls, with progress, and leaves no copy in the file', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'shadow.db')
+    await plain(path, 1_200)
+    expect(await fileHas(path, SECRET)).toBe(true)
+    const progress: Array<[string, number, number]> = []
+    const store = await ShadowStore.open(path, { redact: {}, onProgress: (task, done, total) => progress.push([task, done, total]) })
+    expect(progress.at(-1)).toEqual(['redact', 1_200, 1_200])
+    const rows = await store.read({ sessionId: 'p' }, { limit: 2_000 })
+    expect(rows).toHaveLength(1_200)
+    expect(rows.every(row => !row.text.includes(SECRET) && !row.eventJson.includes(SECRET) && !row.eventJson.includes(KEY))).toBe(true)
+    expect(rows[0]!.text).toBe('row 0: password: [REDACTED:secret] and [REDACTED:api-key]')
+    // hashes follow the stored form: the log still verifies, redacted alike
+    const original = message('p', 7, `row 7: password: ${SECRET} and ${KEY}`)
+    expect(await store.confirm('p', [{ seq: 7, hash: store.hashOf(original.eventJson) }])).toEqual({ missing: [], mismatched: [] })
+    expect((await store.recalls('p'))[0]!.query).toBe('uses of [REDACTED:api-key]')
+    expect((await store.checkpoint(`${sessionTag('p')}.c1`))!.error).toBe('near token=[REDACTED:secret]')
+    expect((await store.search('hunter2', { sessionId: 'p' })).hits).toEqual([])
+    expect((await store.search('row', { sessionId: 'p' })).hits.length).toBeGreaterThan(0)
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+    expect(await fileHas(path, SECRET)).toBe(false)
+    expect(await fileHas(path, KEY)).toBe(false)
+    // a later open does not redo it
+    const again: unknown[] = []
+    await (await ShadowStore.open(path, { redact: {}, onProgress: (...args) => again.push(args) })).close()
+    expect(again).toEqual([])
+    dir.cleanup()
+  })
+
+  it('finishes a pass killed part-way at the next open', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'shadow.db')
+    await plain(path, 1_500)
+    const { spawnSync } = await import('node:child_process')
+    const script = `
+      const { ShadowStore } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)})
+      await ShadowStore.open(${JSON.stringify(path)}, { redact: {}, onProgress: (task, done) => { if (done >= 500) process.kill(process.pid, 'SIGKILL') } })
+    `
+    const child = spawnSync(process.execPath, ['--conditions=source', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    expect(child.signal, child.stderr).toBe('SIGKILL')
+    const { DatabaseSync } = await import('node:sqlite')
+    const raw = new DatabaseSync(path, { readOnly: true })
+    // killed mid-pass: some rows done, others not yet
+    const left = (raw.prepare("SELECT count(*) AS n FROM messages WHERE CAST(text AS TEXT) LIKE '%hunter2%'").get() as { n: number }).n
+    raw.close()
+    expect(left).toBeGreaterThan(0)
+    expect(left).toBeLessThan(1_500)
+    // the policy is saved: an open without the option (the CLI) follows it and finishes the pass
+    const store = await ShadowStore.open(path)
+    const rows = await store.read({ sessionId: 'p' }, { limit: 2_000 })
+    expect(rows.filter(row => row.text.includes(SECRET))).toEqual([])
+    await store.close()
+    expect(await fileHas(path, SECRET)).toBe(false)
+    dir.cleanup()
+  })
+})

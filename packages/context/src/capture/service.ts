@@ -177,7 +177,7 @@ const REOPEN_INTERVAL_MS = 500
 // One store connection per file and process, shared by every capture (host row, presets).
 const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
 
-type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact'>
+type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact' | 'onProgress'>
 
 async function acquireStore(path: string, worker: boolean, options: StoreOpenOptions): Promise<ShadowStoreApi> {
   const entry = shared.get(path)
@@ -337,11 +337,20 @@ export class ShadowCapture extends Service {
   }
 
   private open(): Promise<ShadowStoreApi> {
+    let lastProgress = 0
     const options: StoreOpenOptions = {
       synchronous: this.config.synchronous,
       busyTimeoutMs: this.config.busyTimeoutMs,
       ...(this.config.maxBytes === undefined ? {} : { maxBytes: this.config.maxBytes }),
       redact: this.redactionPolicy(),
+      // turning redaction on rewrites the rows already stored; say how far it got
+      onProgress: (task, done, total) => {
+        if (task !== 'redact') return
+        const now = Date.now()
+        if (done < total && now - lastProgress < 5_000) return
+        lastProgress = now
+        this.ctx.logger.info(`Shadow Context: redacting stored messages, ${done} of ${total}`)
+      },
     }
     this.lastOpenAttempt = Date.now()
     const attempt = acquireStore(this.path, this.config.worker, options).then(api => {

@@ -126,6 +126,11 @@ export class SqliteBackend implements ShadowBackend {
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
     return maintenance.reindex(this.conn, analyze, version, progress)
   }
+  redactionPending(): boolean { return maintenance.redactionPending(this.conn) }
+  markRedactionPending(): void { maintenance.markRedactionPending(this.conn) }
+  redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
+    return maintenance.redactStored(this.conn, redaction, analyze, progress)
+  }
   setWritable(writable: boolean): void { maintenance.setWritable(this.conn, writable) }
   /** Merge FTS segments (makes rare-term lookups much faster after bulk ingest). */
   optimize(): void { maintenance.optimize(this.conn) }

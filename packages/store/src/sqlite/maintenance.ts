@@ -3,7 +3,7 @@ import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
-import { decodeText, type Row } from './rows.ts'
+import { decodeText, encodeText, type Row } from './rows.ts'
 import { indexTablesSql, SCHEMA_VERSION } from './schema.ts'
 
 /** Stored bytes of one message row (what retention budgets count). */
@@ -121,6 +121,94 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
     conn.clearStatements()
     conn.db.exec("INSERT INTO messages_words(messages_words) VALUES ('optimize'); INSERT INTO messages_grams(messages_grams) VALUES ('optimize');")
     return done
+  })
+}
+
+/** How a redaction pass rewrites stored text (a store's redactor and its row hash). */
+export interface StoredRedaction {
+  text(text: string): string
+  json(json: string): string
+  hash(storedJson: string): string
+}
+
+const REDACT_PASS_META = 'redact_pass'
+const REDACT_BATCH = 500
+
+/** Whether a redaction pass over the stored rows is due or was interrupted. */
+export function redactionPending(conn: SqliteConnection): boolean {
+  return conn.meta(REDACT_PASS_META) !== undefined
+}
+
+/** Mark a redaction pass due (in the same breath as the policy change that needs it). */
+export function markRedactionPending(conn: SqliteConnection): void {
+  conn.setMeta(REDACT_PASS_META, conn.meta(REDACT_PASS_META) ?? '0')
+}
+
+/**
+ * Redact what is already stored: message text and event JSON (with their hashes and index
+ * entries), checkpoint footers and errors, recall queries. Resumable: the last row done is kept in
+ * meta, so a kill part-way continues at the next open. The old text must not linger in the file
+ * either: the file is vacuumed (rebuilt from live content, old pages gone) and the WAL truncated;
+ * if another connection blocks the vacuum, the pass stays due and the next open retries it.
+ */
+export function redactStored(conn: SqliteConnection, redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
+  return conn.guard('redact stored rows', () => {
+    const total = (conn.db.prepare('SELECT count(*) AS n FROM messages').get() as Row)['n'] as number
+    let after = Number(conn.meta(REDACT_PASS_META) ?? 0)
+    let done = (conn.db.prepare('SELECT count(*) AS n FROM messages WHERE id <= ?').get(after) as Row)['n'] as number
+    let changed = 0
+    const page = conn.db.prepare(`SELECT m.id, m.text, m.event_json, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
+    const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, hash = ? WHERE id = ?')
+    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
+    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
+    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
+    for (;;) {
+      const rows = page.all(after) as Row[]
+      if (rows.length === 0) break
+      conn.transaction(() => {
+        for (const row of rows) {
+          const id = row['id'] as number
+          const text = decodeText(row['text'])
+          const json = row['event_json'] as string
+          const redactedText = redaction.text(text)
+          const redactedJson = json.length === 0 ? json : redaction.json(json)
+          if (redactedText === text && redactedJson === json) continue
+          update.run(encodeText(redactedText), redactedJson, redaction.hash(redactedJson), id)
+          deleteWords.run(id)
+          deleteGrams.run(id)
+          if (row['expired_at'] === null) {
+            const views = analyze(redactedText)
+            const scope = `s${row['tag'] as string}`
+            insertWords.run(id, views.words, scope)
+            if (views.grams.length > 0) insertGrams.run(id, views.grams, scope)
+          }
+          changed += 1
+        }
+        after = rows.at(-1)!['id'] as number
+        conn.setMeta(REDACT_PASS_META, String(after))
+      })
+      done += rows.length
+      progress?.(done, total)
+    }
+    conn.transaction(() => {
+      const redactColumn = (value: unknown): unknown => (typeof value === 'string' ? redaction.text(value) : value)
+      for (const row of conn.db.prepare('SELECT checkpoint_id, footer, error FROM checkpoints').all() as Row[]) {
+        const footer = redactColumn(row['footer'])
+        const error = redactColumn(row['error'])
+        if (footer !== row['footer'] || error !== row['error']) conn.stmt('UPDATE checkpoints SET footer = ?, error = ? WHERE checkpoint_id = ?').run(footer as string | null, error as string | null, row['checkpoint_id'] as string)
+      }
+      for (const row of conn.db.prepare('SELECT id, query FROM recalls WHERE query IS NOT NULL').all() as Row[]) {
+        const query = redactColumn(row['query'])
+        if (query !== row['query']) conn.stmt('UPDATE recalls SET query = ? WHERE id = ?').run(query as string, row['id'] as number)
+      }
+    })
+    // merge the index segments (old entries go), then rebuild the file without the old pages
+    conn.db.exec("INSERT INTO messages_words(messages_words) VALUES ('optimize'); INSERT INTO messages_grams(messages_grams) VALUES ('optimize');")
+    conn.db.exec('VACUUM')
+    conn.stmt('DELETE FROM meta WHERE key = ?').run(REDACT_PASS_META)
+    conn.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    return { rows: done, changed }
   })
 }
 
