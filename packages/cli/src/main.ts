@@ -12,7 +12,7 @@ import {
   isShadowId,
   isShadowStoreError,
   parseTimeRange,
-  sessionTag,
+  tagCandidates,
   ShadowStore,
   type RedactionOptions,
   type ShadowMessage,
@@ -111,7 +111,7 @@ async function findSession(store: ShadowStore, reference: string): Promise<Shado
 async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
   if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const ids = (await logs.list()).map(meta => meta.id as string)
-  const exact = ids.find(id => id === reference || sessionTag(id) === reference)
+  const exact = ids.find(id => id === reference || tagCandidates(id).includes(reference))
   if (exact !== undefined) return exact
   const matches = ids.filter(id => id.startsWith(reference))
   if (matches.length === 1) return matches[0]!

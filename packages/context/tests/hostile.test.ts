@@ -1,6 +1,9 @@
+import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { sessionTag } from '@dsh-shadow/store'
+import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
 import { describe, expect, it } from 'vitest'
-import { compareWithLog, shadowHarness, cleanupAfterEach } from './support.ts'
+import { compareWithLog, engineHarness, shadowHarness, cleanupAfterEach } from './support.ts'
 
 const { harnesses } = cleanupAfterEach('shadow-hostile-')
 
@@ -79,5 +82,31 @@ describe('hostile session ids on real dsh', () => {
     expect(hit!.message.shadowId.startsWith(`${tags[1]}.`)).toBe(true)
     expect((await capture.store.message(hit!.message.shadowId))!.sessionId).toBe(second)
     expect(await capture.tag(second)).toBe(tags[1])
+  })
+})
+
+describe('store files deleted while dsh runs', () => {
+  it('deleting the -wal fails the write-ahead check closed: nothing is elided that the store would lose', async () => {
+    const scenario = codingSession({ turns: 40, seed: 21, outputChars: 1_200 })
+    const harness = await engineHarness({ tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 16_000 }) })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'wal-deleted' })
+    await harness.play(agent, scenario.turns.slice(0, 12))
+    await harness.ctx.shadowCapture.flush()
+    const committed = (): number => agent.session.events.filter(event => event.type === 'compaction/summary').length
+    const before = committed()
+    expect(before).toBeGreaterThan(0)
+    const wal = join(harness.home, 'shadow-context', 'shadow.db-wal')
+    expect(existsSync(wal)).toBe(true)
+    rmSync(wal)
+    const cut = agent.session.events.length
+    await harness.play(agent, scenario.turns.slice(12, 24))
+    // passes were attempted after the deletion, and every one was refused
+    const attempts = agent.session.events.slice(cut).filter(event => event.type === 'compaction/start').length
+    expect(attempts).toBeGreaterThan(0)
+    expect(committed()).toBe(before)
+    expect(harness.ctx.shadowCapture.health.lastFailure).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('-wal') })
+    // the turns went on; what the store would lose stays on the surface (the log rebuilds the store at restart)
+    expect(agent.session.events.slice(cut).filter(event => event.type === 'turn/end')).toHaveLength(12)
   })
 })

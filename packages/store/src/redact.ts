@@ -1,8 +1,8 @@
 /**
  * Secret redaction before anything reaches the store file or its search index. Optional (off by
  * default): the model already saw these bytes, but a long-lived file on disk should not keep them.
- * A row keeps the hash of its original log event, so verification against the dsh log still
- * works; only the stored text and event JSON are redacted.
+ * Deterministic and idempotent, so a verifier redacts a log event the same way and compares hashes
+ * of the redacted form (see `rowHash`).
  */
 import { invalid } from './errors.ts'
 
