@@ -116,6 +116,13 @@ export class ShadowStore {
     if (options.readOnly !== true) {
       try {
         if (redactor !== undefined && backend.redactionPending()) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
+        if (backend.vacuumDue()) {
+          try {
+            backend.vacuum()
+          } catch {
+            // still owed: integrityCheck says so, the next open tries again
+          }
+        }
         if (backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
           backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
         }

@@ -139,6 +139,8 @@ export class SqliteBackend implements ShadowBackend {
   retentionCandidates(): RetentionCandidate[] { return maintenance.retentionCandidates(this.conn) }
   expireCheckpoint(checkpointId: string, time: number): { rows: number; bytes: number } { return maintenance.expireCheckpoint(this.conn, checkpointId, time) }
   vacuum(): void { maintenance.vacuum(this.conn) }
+  /** A vacuum is owed (text was redacted in place and may sit in free pages). */
+  vacuumDue(): boolean { return maintenance.vacuumDue(this.conn) }
   integrityCheck(): string[] { return maintenance.integrityCheck(this.conn) }
 
   /**
