@@ -52,4 +52,31 @@ describe('secret redaction in a real composition', () => {
     await second.ctx.shadowCapture.flush()
     expect((await store.search('hunter2', { sessionId: 'before-redaction' })).hits).toEqual([])
   })
+
+  it('takes a turn with 600 KB of adversarial tool output through capture, the write-ahead check and search', async () => {
+    // shapes that made the old patterns rescan the rest of the text from every start (minutes on this size)
+    const output = ['a.'.repeat(100_000), 'eyJ-'.repeat(50_000), 'x-'.repeat(100_000), '-----BEGIN RSA PRIVATE KEY-----x'.repeat(3_000)].join('\n')
+    const harness = await engineHarness({
+      model: new ScriptedModel({ contextWindow: 2_000_000 }),
+      tools: [{ name: 'dump', description: 'Print a log.', run: () => output }],
+      capture: { redact: true },
+    })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'adversarial' })
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'dump', args: {} }] }, { kind: 'text', text: 'The log is noise.' })
+    await harness.send(agent, 'Dump the log, my password: hunter2-secret')
+    for (let turn = 0; turn < 3; turn += 1) {
+      harness.model.enqueue({ kind: 'text', text: `reply ${turn}` })
+      await harness.send(agent, `follow-up question ${turn}`)
+    }
+    const capture = harness.ctx.shadowCapture
+    await capture.flush()
+    const store = await capture.opened()
+    const rows = await store.read({ sessionId: 'adversarial' }, { limit: 100 })
+    expect(rows.some(row => row.toolName === 'dump' && row.text.length > 500_000)).toBe(true)
+    expect(rows.filter(row => row.text.includes('hunter2'))).toEqual([])
+    // the write-ahead check redacts the log events on this thread to compare hashes
+    expect(await capture.confirm(agent.session, rows.map(row => row.seq))).toMatchObject({ ok: true, repaired: 0 })
+    expect((await store.search('noise', { sessionId: 'adversarial' })).hits.length).toBeGreaterThan(0)
+  })
 })
