@@ -115,6 +115,9 @@ export class ShadowStore {
     const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
     if (options.readOnly !== true) {
       try {
+        // a redacting store from before row hashes were of the stored form: one pass rehashes it
+        // (the old hash of the unredacted event is what a dictionary attack needs)
+        if (redactor !== undefined && !backend.rowHashesCurrent()) backend.markRedactionPending()
         if (redactor !== undefined && backend.redactionPending()) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
         if (backend.vacuumDue()) {
           try {

@@ -334,3 +334,29 @@ describe('redaction pass and the vacuum after it', () => {
     dir.cleanup()
   })
 })
+
+describe('stores from before row hashes were of the stored form', () => {
+  it('replace the hash of the unredacted event at the next redacting open, and leave no copy of it in the file', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'shadow.db')
+    const original = message('m', 1, 'password: hunter2 is it')
+    const store = await ShadowStore.open(path, { redact: {} })
+    await store.append([original, message('m', 2, 'nothing secret')])
+    await store.close()
+    // what the previous version stored: sha1 of the original event beside the redacted JSON
+    const oldHash = hashEventJson(original.eventJson)
+    const { DatabaseSync } = await import('node:sqlite')
+    const raw = new DatabaseSync(path)
+    raw.prepare('UPDATE messages SET hash = ? WHERE seq = 1').run(oldHash)
+    raw.prepare("DELETE FROM meta WHERE key = 'row_hash'").run()
+    raw.close()
+    const upgraded = await ShadowStore.open(path)
+    const row = (await upgraded.messageAt('m', 1))!
+    expect(row.hash).toBe(hashEventJson(row.eventJson))
+    expect(await upgraded.confirm('m', [{ seq: 1, hash: upgraded.hashOf(original.eventJson) }])).toEqual({ missing: [], mismatched: [] })
+    await upgraded.close()
+    const { readFileSync } = await import('node:fs')
+    expect(readFileSync(path).includes(Buffer.from(oldHash))).toBe(false)
+    dir.cleanup()
+  })
+})

@@ -128,6 +128,7 @@ export class SqliteBackend implements ShadowBackend {
   }
   redactionPending(): boolean { return maintenance.redactionPending(this.conn) }
   markRedactionPending(): void { maintenance.markRedactionPending(this.conn) }
+  rowHashesCurrent(): boolean { return maintenance.rowHashesCurrent(this.conn) }
   redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
     return maintenance.redactStored(this.conn, redaction, analyze, progress)
   }

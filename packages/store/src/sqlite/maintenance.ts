@@ -132,11 +132,19 @@ export interface StoredRedaction {
 }
 
 const REDACT_PASS_META = 'redact_pass'
+/** What row hashes are of: `stored` (the stored, possibly redacted, event JSON), or older: the original. */
+const ROW_HASH_META = 'row_hash'
+const ROW_HASH_STORED = 'stored'
 const REDACT_BATCH = 500
 
 /** Whether a redaction pass over the stored rows is due or was interrupted. */
 export function redactionPending(conn: SqliteConnection): boolean {
   return conn.meta(REDACT_PASS_META) !== undefined
+}
+
+/** Whether every row's hash is of its stored form (a store from before that rule needs a pass). */
+export function rowHashesCurrent(conn: SqliteConnection): boolean {
+  return conn.meta(ROW_HASH_META) === ROW_HASH_STORED
 }
 
 /** Mark a redaction pass due (in the same breath as the policy change that needs it). */
@@ -158,7 +166,8 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     let after = Number(conn.meta(REDACT_PASS_META) ?? 0)
     let done = (conn.db.prepare('SELECT count(*) AS n FROM messages WHERE id <= ?').get(after) as Row)['n'] as number
     let changed = 0
-    const page = conn.db.prepare(`SELECT m.id, m.text, m.event_json, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
+    const page = conn.db.prepare(`SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
+    const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
     const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, hash = ? WHERE id = ?')
     const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
     const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
@@ -174,7 +183,13 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
           const json = row['event_json'] as string
           const redactedText = redaction.text(text)
           const redactedJson = json.length === 0 ? json : redaction.json(json)
-          if (redactedText === text && redactedJson === json) continue
+          if (redactedText === text && redactedJson === json) {
+            // a row kept by an older version has the hash of its unredacted event: replace it
+            // (a row retention emptied keeps its hash, the only trace of its identity)
+            const hash = redaction.hash(json)
+            if (json.length > 0 && row['hash'] !== hash) rehash.run(hash, id)
+            continue
+          }
           update.run(encodeText(redactedText), redactedJson, redaction.hash(redactedJson), id)
           deleteWords.run(id)
           deleteGrams.run(id)
@@ -207,7 +222,8 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     // merge the index segments (old entries go), then rebuild the file without the old pages
     conn.db.exec("INSERT INTO messages_words(messages_words) VALUES ('optimize'); INSERT INTO messages_grams(messages_grams) VALUES ('optimize');")
     conn.stmt('DELETE FROM meta WHERE key = ?').run(REDACT_PASS_META)
-    if (changed > 0) conn.setMeta(VACUUM_DUE_META, 'redaction')
+    conn.setMeta(ROW_HASH_META, ROW_HASH_STORED)
+    conn.setMeta(VACUUM_DUE_META, 'redaction')
     try {
       vacuum(conn)
     } catch {
