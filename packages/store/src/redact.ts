@@ -158,9 +158,10 @@ export class Redactor {
       // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
       const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
       for (const [key, item] of Object.entries(value)) {
-        let name = this.text(key)
-        // two keys redacted alike must not overwrite each other
-        for (let n = 2; name !== key && Object.hasOwn(out, name); n += 1) name = `${this.text(key)}#${n}`
+        const redacted = this.text(key)
+        let name = redacted
+        // two keys redacted alike (or one redacted like a later real key) must not overwrite each other
+        for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${redacted}#${n}`
         out[name] = this.builtins && typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key) && !item.startsWith('[REDACTED:')
           ? '[REDACTED:secret]'
           : this.value(item)
