@@ -29,7 +29,7 @@ export interface ShadowEngineConfig {
   /**
    * Keep one mutable "state" checkpoint after the frozen ones (the upstream proposal): each pass
    * rewrites it from all checkpoints so far, and folds the previous one into its digest. Off by
-   * default — bench:cost measures what it costs.
+   * default (bench:agent can measure it with --shadow).
    */
   stateCheckpoint?: boolean
   /** Ceiling of the state checkpoint, tokens. */
