@@ -154,7 +154,7 @@ console.log(`Pricing: every accepted request (conversation, recovery, summarizer
 
 printTable('\nper engine and budget (all sessions together)', [
   'engine', 'budget', ...sheets.map(sheet => `cost ${sheet.name.split(' ')[0]}`), ...sheets.map(sheet => `×basic ${sheet.name.split(' ')[0]}`),
-  'needs %', 'surface %', 'extra req', 'llm calls', 'summary out', 'passes', 'mean ctx', 'failed turns',
+  'needs %', 'surface %', 'extra req', 'llm calls', 'summary out', 'passes', 'mean ctx', 'miss k', 'hit k', 'out k', 'failed turns',
 ], rows.map(row => {
   const peer = find('basic', row.budget)
   return [
@@ -162,7 +162,7 @@ printTable('\nper engine and budget (all sessions together)', [
     ...sheets.map(sheet => (costOf(row.bill, sheet) / 1000).toFixed(0)),
     ...sheets.map(sheet => (costOf(row.bill, sheet) / costOf(peer.bill, sheet)).toFixed(3)),
     pct(row.satisfied, row.needs).toFixed(1), pct(row.surface, row.needs).toFixed(1), row.extra, row.compactionCalls, row.summaryOutput, row.passes,
-    Math.round(row.meanContext), row.failedTurns,
+    Math.round(row.meanContext), Math.round(row.bill.miss / 1000), Math.round(row.bill.hit / 1000), Math.round(row.bill.output / 1000), row.failedTurns,
   ]
 }))
 
@@ -177,7 +177,9 @@ printTable('\nper session (cost under the middle sheet, needs satisfied)', ['ses
 const kinds = [...new Set(runs.flatMap(run => run.outcomes.map(outcome => outcome.need.kind)))]
 printTable('\nneeds by kind at each default (satisfied / total, surface)', ['kind', 'shadow default', 'basic default'], kinds.map(kind => [kind, ...(['shadow', 'basic'] as const).map(engine => {
   const outcomes = runs.filter(run => run.variant.engine === engine && run.variant.isDefault).flatMap(run => run.outcomes).filter(outcome => outcome.need.kind === kind)
-  return `${outcomes.filter(outcome => outcome.satisfied).length}/${outcomes.length} (${outcomes.filter(outcome => outcome.fromSurface).length} surface)`
+  const via = new Map<string, number>()
+  for (const outcome of outcomes) if (!outcome.fromSurface) via.set(outcome.via, (via.get(outcome.via) ?? 0) + 1)
+  return `${outcomes.filter(outcome => outcome.satisfied).length}/${outcomes.length} (${outcomes.filter(outcome => outcome.fromSurface).length} surface${[...via].map(([name, count]) => `, ${count} ${name}`).join('')})`
 })]))
 
 const unmatched = rows.reduce((sum, row) => sum + row.unmatched, 0)

@@ -17,7 +17,7 @@
 import type { ContentBlock, Message } from '@deepseek-ai/dsh-llm'
 import type { AgentScenario, Need } from './needs/schema.ts'
 import type { ScenarioToolbox } from './needs/toolbox.ts'
-import { blockText, ScriptedModel, type ScriptedReply, type ScriptedRequest, type ScriptedToolCall } from './scripted-model.ts'
+import { blockText, messageText, ScriptedModel, type ScriptedReply, type ScriptedRequest, type ScriptedToolCall } from './scripted-model.ts'
 
 export type Recovery = 'recall' | 'rerun' | 'none'
 
@@ -190,7 +190,7 @@ export class NeedsModel extends ScriptedModel {
       if (this.recovery === 'recall') {
         if (!hasSearch) reason = 'no-recall-tool'
         else if (pending.calls === 0) call = { name: SEARCH_TOOL_NAME, args: { query: pending.need.query } }
-        else if (pending.calls < MAX_RECALL_CALLS && pending.candidates.length > 0) call = { name: READ_TOOL_NAME, args: { id: pending.candidates.shift()!, before: 1, after: 1 } }
+        else if (pending.calls < MAX_RECALL_CALLS && pending.candidates.length > 0) call = { name: READ_TOOL_NAME, args: { id: pending.candidates.shift()!, before: 0, after: 0 } }
       } else if (this.recovery === 'rerun') {
         if (pending.need.rerun === undefined) reason = 'not-rerunnable'
         else if (pending.calls === 0) {
@@ -232,7 +232,8 @@ export class NeedsModel extends ScriptedModel {
     // The rest of a realistic summary: lines sampled across the input, about 8% of it, capped.
     const filler = Math.min(budgetChars - used, Math.min(8_000, Math.max(400, Math.floor(input.length * 0.08))))
     lines.push('', '## Current Work')
-    const source = input.split('\n').map(line => line.trim()).filter(line => line.length > 0)
+    // (the last message is basic's own instruction, not conversation)
+    const source = request.options.messages.slice(0, -1).map(messageText).join('\n').split('\n').map(line => line.trim()).filter(line => line.length > 0)
     const stride = Math.max(1, Math.floor(source.length / 60))
     let added = 0
     for (let index = source.length - 1; index >= 0 && added < filler; index -= stride) {

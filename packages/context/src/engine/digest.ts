@@ -207,7 +207,8 @@ export function composeDigest(input: DigestInput): Digest {
   // middle turns (their lines are in the originals).
   const budget = Math.max(16, input.maxTokens)
   let body = ''
-  outer: for (const quote of [120, 80, 56, 40]) {
+  // The user's words first in full (decisions, open items and changed values live there), then shorter.
+  outer: for (const quote of [320, 200, 120, 80, 56, 40]) {
     for (const limit of [6, 4, 3]) {
       body = [header, ...turns.map(turn => turnLine(turn, quote)), ...lists(limit)].join('\n')
       if (tokensOf(body) <= budget) break outer
