@@ -114,6 +114,7 @@ interface Aggregate {
   readonly failedTurns: number
   readonly meanContext: number
   readonly unmatched: number
+  readonly distinct: number
 }
 
 const EMPTY: TokenBill = { miss: 0, hit: 0, output: 0, requests: 0 }
@@ -135,6 +136,7 @@ function aggregate(selected: readonly RunMetrics[]): Aggregate {
     failedTurns: selected.reduce((sum, run) => sum + run.failedTurns, 0),
     meanContext: selected.reduce((sum, run) => sum + run.meanContext, 0) / selected.length,
     unmatched: selected.reduce((sum, run) => sum + run.unmatchedToolCalls, 0),
+    distinct: selected.reduce((sum, run) => sum + run.distinctTokens, 0),
   }
 }
 const rows = variants.map(variant => aggregate(runs.filter(run => run.variant === variant)))
@@ -154,7 +156,7 @@ console.log(`Pricing: every accepted request (conversation, recovery, summarizer
 
 printTable('\nper engine and budget (all sessions together)', [
   'engine', 'budget', ...sheets.map(sheet => `cost ${sheet.name.split(' ')[0]}`), ...sheets.map(sheet => `×basic ${sheet.name.split(' ')[0]}`),
-  'needs %', 'surface %', 'extra req', 'llm calls', 'summary out', 'passes', 'mean ctx', 'miss k', 'hit k', 'out k', 'failed turns',
+  'needs %', 'surface %', 'extra req', 'llm calls', 'summary out', 'passes', 'mean ctx', 'miss k', 'distinct k', 'hit k', 'out k', 'failed turns',
 ], rows.map(row => {
   const peer = find('basic', row.budget)
   return [
@@ -162,7 +164,7 @@ printTable('\nper engine and budget (all sessions together)', [
     ...sheets.map(sheet => (costOf(row.bill, sheet) / 1000).toFixed(0)),
     ...sheets.map(sheet => (costOf(row.bill, sheet) / costOf(peer.bill, sheet)).toFixed(3)),
     pct(row.satisfied, row.needs).toFixed(1), pct(row.surface, row.needs).toFixed(1), row.extra, row.compactionCalls, row.summaryOutput, row.passes,
-    Math.round(row.meanContext), Math.round(row.bill.miss / 1000), Math.round(row.bill.hit / 1000), Math.round(row.bill.output / 1000), row.failedTurns,
+    Math.round(row.meanContext), Math.round(row.bill.miss / 1000), Math.round(row.distinct / 1000), Math.round(row.bill.hit / 1000), Math.round(row.bill.output / 1000), row.failedTurns,
   ]
 }))
 
@@ -181,6 +183,8 @@ printTable('\nneeds by kind at each default (satisfied / total, surface)', ['kin
   for (const outcome of outcomes) if (!outcome.fromSurface) via.set(outcome.via, (via.get(outcome.via) ?? 0) + 1)
   return `${outcomes.filter(outcome => outcome.satisfied).length}/${outcomes.length} (${outcomes.filter(outcome => outcome.fromSurface).length} surface${[...via].map(([name, count]) => `, ${count} ${name}`).join('')})`
 })]))
+
+console.log('\n"distinct k": tokens of every distinct message, system prompt and schema the requests carried, each counted once: reading each uncached once is (up to partial-prefix hits) a floor for "miss k" no engine goes below.')
 
 const unmatched = rows.reduce((sum, row) => sum + row.unmatched, 0)
 if (unmatched > 0) console.log(`\nWARNING: ${unmatched} tool calls found no recorded output (scenario/model mismatch)`)

@@ -90,6 +90,25 @@ export function priceInputs(harness: DshHarness, requests: readonly ScriptedRequ
   return priced
 }
 
+/**
+ * Tokens of every distinct unit (system, tool schemas, message) the requests carried, each once:
+ * what reading everything uncached exactly once would cost — a floor for misses that no engine
+ * (with this content) goes below.
+ */
+export function distinctTokens(harness: DshHarness, requests: readonly ScriptedRequest[]): number {
+  const seen = new Set<string>()
+  let total = 0
+  for (const request of requests) {
+    if (request.rejected) continue
+    for (const unit of units(harness, request)) {
+      if (seen.has(unit.key)) continue
+      seen.add(unit.key)
+      total += unit.tokens
+    }
+  }
+  return total
+}
+
 /** The bill of a set of priced requests, with their output tokens. */
 export function billOf(priced: readonly PricedRequest[], outputTokens: ReadonlyMap<number, number>): TokenBill {
   let miss = 0

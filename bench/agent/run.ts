@@ -1,7 +1,7 @@
 /** One engine at one budget on one scenario: a real dsh composition, played and priced. */
 import { ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowEngineConfig } from 'dsh-shadow-context'
 import { DshHarness, NeedsModel, playScenario, ScenarioToolbox, type AgentScenario, type DshHarnessOptions, type NeedOutcome, type Recovery } from '@dsh-shadow/testing'
-import { billOf, priceInputs, type TokenBill } from './pricing.ts'
+import { billOf, distinctTokens, priceInputs, type TokenBill } from './pricing.ts'
 
 export type EngineName = 'shadow' | 'basic'
 
@@ -28,6 +28,8 @@ export interface RunMetrics {
   readonly failedTurns: number
   readonly meanContext: number
   readonly unmatchedToolCalls: number
+  /** Distinct tokens the requests carried, each once (a floor for misses). */
+  readonly distinctTokens: number
 }
 
 function composition(variant: Variant): Pick<DshHarnessOptions, 'plugins' | 'compaction'> & { recovery: Recovery } {
@@ -64,6 +66,7 @@ export async function runVariant(scenario: AgentScenario, variant: Variant, wind
       failedTurns,
       meanContext: conversation.reduce((sum, entry) => sum + entry.total, 0) / Math.max(1, conversation.length),
       unmatchedToolCalls: toolbox.unmatched.length,
+      distinctTokens: distinctTokens(harness, model.requests),
     }
   } finally {
     await harness.dispose()
