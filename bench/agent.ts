@@ -63,8 +63,15 @@ function loadPrices(): readonly PriceSheet[] {
 const sheets = loadPrices()
 
 let scenarios: AgentScenario[]
-if (args.scenario !== undefined && args.scenario.length > 0) scenarios = args.scenario.map(file => parseScenario(readFileSync(file, 'utf8')))
-else {
+if (args.scenario !== undefined && args.scenario.length > 0) {
+  scenarios = args.scenario.map(file => {
+    try {
+      return parseScenario(readFileSync(file, 'utf8'))
+    } catch (error) {
+      return fail(`${file}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  })
+} else {
   const seeds = args.seeds !== undefined ? args.seeds.split(',').map(Number) : args.dev ? DEV_SEEDS : REPORT_SEEDS
   if (seeds.some(seed => !Number.isInteger(seed))) fail('--seeds must be integers separated by commas')
   scenarios = seeds.map(seed => agentSession({ seed, turns }))
