@@ -38,14 +38,22 @@ export function tokensOf(text: string): number {
   return Math.ceil(text.length / 4)
 }
 
-const PATH = /(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
-const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z0-9]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g
-const ERROR_LINE = /(?:[A-Z][A-Za-z]*Error\b[^\n]{0,100}|\bE[A-Z]{3,}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
+// Every pattern below starts only where a run begins (lookbehind or \b) and bounds each repeat, so a
+// tool output of one huge token costs linear time, not a rescan of the rest from every start.
+const PATH = /(?<![\w@./-])(?:\.{0,2}\/)?(?:[\w@.-]{1,96}\/){1,24}[\w@-]{1,96}(?:\.[\w@-]{1,32}){0,4}\.[A-Za-z0-9]{1,8}\b|(?<![\w.-])[\w-]{1,96}\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
+const IDENTIFIER = /\b(?:[a-z]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[A-Z][a-z0-9]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z0-9]{1,64}(?:_[a-z0-9]{1,64}){1,16}|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16})\b/g
+const ERROR_LINE = /(?:\b[A-Z][A-Za-z]{0,60}Error\b[^\n]{0,100}|\bE[A-Z]{3,32}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
 /**
  * Literal anchors: key=value, header names, versions and addresses, ids with digits, and (in the
  * conversation's own words) numbers of 3+ digits.
  */
-const ANCHOR = /\b(?:[A-Za-z][\w.-]*=[\w.:/-]+|X-[A-Za-z-]+|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|v?\d+\.\d+\.\d+|[A-Za-z]+[-_]?\d[\w-]*\d[\w-]*|\d{3,})\b/g
+const ANCHOR = /\b(?:[A-Za-z][\w.-]{0,63}=[\w.:/-]{1,128}|X-[A-Za-z-]{1,64}|\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?|v?\d{1,9}\.\d{1,9}\.\d{1,9}|[A-Za-z]{1,64}[-_]?\d[\w-]{0,64}|\d{3,32})\b/g
+// An id anchor (letters, a digit, more) must hold a second digit after its first; checked here so the pattern stays unambiguous.
+const ID_FORM = /^[A-Za-z]+[-_]?\d([\w-]*)$/
+const isAnchor = (value: string): boolean => {
+  const id = ID_FORM.exec(value)
+  return id === null || /\d/.test(id[1] ?? '')
+}
 const BARE_NUMBER = /^\d+$/
 
 const clip = (text: string, max: number): string => {
@@ -149,7 +157,7 @@ export function composeDigest(input: DigestInput): Digest {
     for (const match of text.matchAll(PATH)) paths.push({ value: match[0], weight: match[0].includes('/') ? 1 : 0 })
     for (const match of text.matchAll(IDENTIFIER)) identifiers.push({ value: match[0], weight })
     for (const match of text.matchAll(ANCHOR)) {
-      if (BARE_NUMBER.test(match[0]) && !prose) continue
+      if (!isAnchor(match[0]) || (BARE_NUMBER.test(match[0]) && !prose)) continue
       anchors.push({ value: match[0], weight: BARE_NUMBER.test(match[0]) ? weight : weight + 1 })
     }
     if (event.type === 'user/message') {
