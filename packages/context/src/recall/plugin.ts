@@ -12,9 +12,9 @@ import { createUserMessage, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
-import { failpoint } from '@dsh-shadow/store'
+import { coverageTerms, failpoint, type SearchHit } from '@dsh-shadow/store'
 import type { ShadowCapture } from '../capture/service.ts'
-import { RecallError, renderTranscript } from './format.ts'
+import { readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
 /** Source of recall messages Shadow Context puts into the context. */
@@ -61,6 +61,17 @@ export const RECALL_PROMPT = [
   `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
 ].join('\n')
 
+/** Seq of the open turn's `turn/start`: its messages (the question among them) are not hits. */
+export function currentTurnStart(session: Pick<Session, 'events'>): number | undefined {
+  const events = session.events
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index]!
+    if (event.type === 'turn/end') return undefined
+    if (event.type === 'turn/start') return event.seq
+  }
+  return undefined
+}
+
 function fail(error: unknown): never {
   if (error instanceof RecallError) throw Object.assign(new Error(`${error.code}: ${error.message}`), { name: 'RecallError', code: error.code })
   throw error
@@ -104,7 +115,8 @@ export class ShadowRecall {
     } catch (error) {
       throw new RecallError('UNAVAILABLE', `the shadow store is unavailable: ${error instanceof Error ? error.message : String(error)}`)
     }
-    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }) })
+    const turnStartSeq = currentTurnStart(agent.session)
+    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }), ...(turnStartSeq === undefined ? {} : { turnStartSeq }) })
   }
 
   private searchTool() {
@@ -193,20 +205,31 @@ export class ShadowRecall {
   /** One bounded recall message for a strongly matching prompt, or nothing. */
   private async proactiveRecall(session: Session, turn: number, prompt: string): Promise<UserMessage | undefined> {
     const store = await this.capture.opened()
-    if ((await store.session(session.id)) === undefined) return undefined
-    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES })
+    if ((await store.session(session.id)) === undefined) {
+      // a fresh fork or a session whose first batch is still on its way: say so, once per turn
+      this.ctx.logger.info(`Shadow Context: proactive recall skipped: the store does not know session ${session.id} yet`)
+      return undefined
+    }
+    const turnStartSeq = currentTurnStart(session)
+    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
     const recent = this.recent.get(session) ?? new Map<string, number>()
     this.recent.set(session, recent)
+    // only words that carry a topic count toward a strong match ("the", "we", "。" do not)
+    const topical = new Set(coverageTerms(result.terms.map(term => term.term.toLowerCase())))
+    const strength = (hit: SearchHit): number => new Set(coverageTerms(hit.matched.map(piece => piece.toLowerCase())).filter(term => topical.has(term))).size
     const hit = result.hits.find(candidate => candidate.message.elidedBy !== null
-      && candidate.matched.length >= this.config.proactiveMinMatches
+      && candidate.message.eventType !== 'request/header'
+      && strength(candidate) >= this.config.proactiveMinMatches
       && (recent.get(candidate.message.shadowId) ?? Number.NEGATIVE_INFINITY) <= turn - this.config.proactiveWindowTurns)
     if (hit === undefined) return undefined
-    const neighbours = await store.read({ sessionId: session.id }, { fromSeq: Math.max(0, hit.message.seq - 4), toSeq: hit.message.seq + 4, limit: 9 })
-    const page = renderTranscript(neighbours.length === 0 ? [hit.message] : neighbours, 0, 0, this.config.proactiveTokens)
-    const ids = neighbours.slice(0, page.nextIndex ?? neighbours.length).map(row => row.shadowId)
-    for (const id of ids) recent.set(id, turn)
+    // the page starts at the matching passage of the hit itself, so the match is what fits
+    const at = hit.passage?.start ?? 0
+    const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)
+    const ids = [hit.message.shadowId]
+    recent.set(hit.message.shadowId, turn)
     await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: prompt.slice(0, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
-    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${page.nextIndex === null ? '' : `\n[more: shadow_read {"id":"${hit.message.shadowId}"}]`}`
+    const more = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
+    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${more}`
     const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: prompt.slice(0, 200) }
     return createUserMessage({ content: [{ type: 'text', text }], source })
   }

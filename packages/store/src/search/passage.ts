@@ -1,0 +1,204 @@
+/**
+ * Where in a candidate the query is: one linear pass over its tokens (as the index tokenizes them:
+ * letter/digit runs, lowercased, diacritics removed, Porter-stemmed, camelCase parts) finds which
+ * query terms it covers and where, then the densest window becomes the hit's passage and snippet.
+ * Plain functions over text; every backend's candidates go through the same code.
+ *
+ * Work per candidate is bounded: only the first RANK_TEXT_CHARS characters are scanned, at most
+ * MAX_POSITIONS occurrences are kept, and a token is stemmed only when it is short enough to be a
+ * word. A 50 MB tool output costs what 256 KB costs.
+ */
+import { withoutBoilerplate } from '../analyzer.ts'
+import { porterStem } from '../porter.ts'
+
+/** Characters of one candidate that ranking and passages look at. */
+export const RANK_TEXT_CHARS = 256_000
+/** Occurrences of query terms kept per candidate (passages need the densest cluster, not all). */
+export const MAX_POSITIONS = 4_000
+/** Width of a passage: where a read of the hit starts and spends its budget first. */
+export const PASSAGE_CHARS = 1_600
+
+/** unicode61 tokens outside CJK runs (the analyzer rewrites CJK runs into words and bigrams). */
+const TOKEN = /(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{L}\p{N}\p{M}])+/gu
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const NON_ASCII = /[^\u0000-\u007f]/u
+const INNER_CAPITAL = /[a-z0-9][A-Z]/
+const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
+
+/** A token as the index sees it: lowercased, diacritics removed, stemmed. */
+export function indexTerm(token: string): string {
+  let lower = token.toLowerCase()
+  if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
+  return porterStem(lower)
+}
+
+export interface TermPosition {
+  readonly at: number
+  readonly length: number
+  /** Index into the scanned terms. */
+  readonly term: number
+}
+
+export interface TermScan {
+  /** Per term (same order): does the text contain it. */
+  readonly covered: boolean[]
+  /** Where, in text order (at most MAX_POSITIONS). */
+  readonly positions: TermPosition[]
+  /** Characters scanned (the text is cut at RANK_TEXT_CHARS). */
+  readonly scanned: number
+}
+
+/**
+ * Which terms (already index terms: stemmed, lowercased) a text contains, and where. Latin terms
+ * match whole tokens or camelCase parts; CJK terms match as substrings (the index bigrams them).
+ * Linear in min(text length, RANK_TEXT_CHARS).
+ */
+export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS): TermScan {
+  const covered = terms.map(() => false)
+  const positions: TermPosition[] = []
+  if (terms.length === 0) return { covered, positions, scanned: 0 }
+  const sample = withoutBoilerplate(text.length > cap ? text.slice(0, cap) : text)
+  const latin = new Map<string, number>()
+  const cjk: Array<{ term: string; index: number }> = []
+  terms.forEach((term, index) => {
+    if (CJK.test(term)) cjk.push({ term, index })
+    else if (!latin.has(term)) latin.set(term, index)
+  })
+  const hit = (at: number, length: number, term: number): void => {
+    covered[term] = true
+    if (positions.length < MAX_POSITIONS) positions.push({ at, length, term })
+  }
+  if (latin.size > 0) {
+    for (const match of sample.matchAll(TOKEN)) {
+      const token = match[0]
+      const whole = latin.get(indexTerm(token))
+      if (whole !== undefined) {
+        hit(match.index, token.length, whole)
+        continue
+      }
+      if (token.length <= 200 && INNER_CAPITAL.test(token)) {
+        let offset = 0
+        for (const part of token.split(CAMEL_SPLIT)) {
+          const index = latin.get(indexTerm(part))
+          if (index !== undefined) hit(match.index + offset, part.length, index)
+          offset += part.length
+        }
+      }
+    }
+  }
+  if (cjk.length > 0) {
+    const lower = sample.toLowerCase()
+    const sameLength = lower.length === sample.length
+    for (const { term, index } of cjk) {
+      let found = 0
+      for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+        if (!sameLength) {
+          covered[index] = true
+          break
+        }
+        hit(at, term.length, index)
+        found += 1
+      }
+    }
+    positions.sort((a, b) => a.at - b.at)
+  }
+  return { covered, positions, scanned: sample.length }
+}
+
+/** Share of the query's weight the scan covers (terms without a weight count 1). */
+export function coveredWeight(scan: Pick<TermScan, 'covered'>, terms: readonly string[], weights: ReadonlyMap<string, number>): number {
+  let total = 0
+  let covered = 0
+  terms.forEach((term, index) => {
+    const weight = weights.get(term) ?? 1
+    total += weight
+    if (scan.covered[index] === true) covered += weight
+  })
+  return total === 0 ? 0 : covered / total
+}
+
+export interface Passage {
+  /** Character offsets into the text, [start, end). */
+  readonly start: number
+  readonly end: number
+}
+
+/**
+ * The window of `width` characters holding the most query weight (each term counted once), found
+ * with two pointers over the positions; it starts at a line start shortly before its first match.
+ */
+export function bestPassage(text: string, scan: TermScan, terms: readonly string[], weights: ReadonlyMap<string, number>, width = PASSAGE_CHARS): Passage {
+  const positions = scan.positions
+  if (positions.length === 0) return { start: 0, end: Math.min(text.length, width) }
+  const counts = new Map<number, number>()
+  let weight = 0
+  let best = -1
+  let bestStart = positions[0]!.at
+  let left = 0
+  const termWeight = (term: number): number => weights.get(terms[term]!) ?? 1
+  for (let right = 0; right < positions.length; right += 1) {
+    const entering = positions[right]!
+    const count = counts.get(entering.term) ?? 0
+    if (count === 0) weight += termWeight(entering.term)
+    counts.set(entering.term, count + 1)
+    while (entering.at + entering.length - positions[left]!.at > width * 0.75) {
+      const leaving = positions[left]!
+      const remaining = counts.get(leaving.term)! - 1
+      counts.set(leaving.term, remaining)
+      if (remaining === 0) weight -= termWeight(leaving.term)
+      left += 1
+    }
+    // ties: the later window (a value restated later in one output is the later one)
+    if (weight > best + 1e-9) {
+      best = weight
+      bestStart = positions[left]!.at
+    }
+  }
+  // a little context before the first match, from a line start when one is near
+  let start = Math.max(0, bestStart - Math.floor(width / 8))
+  const newline = text.lastIndexOf('\n', bestStart)
+  if (newline >= start) start = newline + 1
+  else if (newline !== -1 && bestStart - newline < width / 4) start = newline + 1
+  return { start, end: Math.min(text.length, start + width) }
+}
+
+export interface PassageSnippet {
+  readonly text: string
+  /** Query pieces the snippet marks (as written in the message, lowercased). */
+  readonly matched: readonly string[]
+}
+
+/**
+ * A snippet of `width` characters inside the passage around its densest matches, each match a
+ * whole token (or an exact literal at token boundaries) wrapped in `**…**`.
+ */
+export function passageSnippet(text: string, passage: Passage, scan: TermScan, literals: readonly string[] = [], width = 240): PassageSnippet {
+  const marks: Array<{ at: number; length: number }> = scan.positions.filter(p => p.at >= passage.start && p.at + p.length <= passage.end)
+  // exact pieces with inner punctuation (paths, versions) are marked where they stand alone
+  const region = text.slice(passage.start, passage.end)
+  const lowerRegion = region.toLowerCase()
+  for (const literal of literals) {
+    if (literal.length < 3 || !/[^\p{L}\p{N}\s]/u.test(literal)) continue
+    for (let at = lowerRegion.indexOf(literal); at !== -1; at = lowerRegion.indexOf(literal, at + literal.length)) {
+      const before = region[at - 1]
+      const after = region[at + literal.length]
+      if ((before === undefined || !/[\p{L}\p{N}]/u.test(before)) && (after === undefined || !/[\p{L}\p{N}]/u.test(after))) marks.push({ at: passage.start + at, length: literal.length })
+    }
+  }
+  marks.sort((a, b) => a.at - b.at || b.length - a.length)
+  const first = marks[0]?.at ?? passage.start
+  const start = marks.length === 0 ? passage.start : Math.max(passage.start, first - Math.floor(width / 4))
+  const end = Math.min(text.length, start + width)
+  let out = ''
+  let cursor = start
+  const matched = new Set<string>()
+  for (const mark of marks) {
+    if (mark.at < cursor || mark.at + mark.length > end) continue
+    out += text.slice(cursor, mark.at) + '**' + text.slice(mark.at, mark.at + mark.length) + '**'
+    matched.add(text.slice(mark.at, mark.at + mark.length).toLowerCase())
+    cursor = mark.at + mark.length
+  }
+  out += text.slice(cursor, end)
+  const flat = out.replace(/\s+/g, ' ').trim()
+  return { text: `${start > 0 ? '…' : ''}${flat}${end < text.length ? '…' : ''}`, matched: [...matched] }
+}
