@@ -201,8 +201,8 @@ export class TimeExpressionResolver {
         const found = new RegExp(`\\b(?:on\\s+)?(?:(${names})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?|(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?(${names}))\\b`, 'iu').exec(query)
         if (found === null) return undefined
         const name = (found[1] ?? found[4])!.toLowerCase()
-        const month = MONTHS_EN.findIndex(month => month.startsWith(name.slice(0, 3))) + 1
-        const start = this.calendarDay(month, Number(found[2] ?? found[3]))
+        const number = MONTHS_EN.findIndex(month => month.startsWith(name.slice(0, 3))) + 1
+        const start = this.calendarDay(number, Number(found[2] ?? found[3]))
         return start === undefined ? undefined : { start, days: 1, phrase: found[0].trim() }
       },
       () => {

@@ -21,7 +21,7 @@ export const PASSAGE_CHARS = 1_600
 /** unicode61 tokens outside CJK runs (the analyzer rewrites CJK runs into words and bigrams). */
 const TOKEN = /(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{L}\p{N}\p{M}])+/gu
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
-const NON_ASCII = /[^\u0000-\u007f]/u
+const NON_ASCII = /[^\p{ASCII}]/u
 const INNER_CAPITAL = /[a-z0-9][A-Z]/
 const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
 

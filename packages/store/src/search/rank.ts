@@ -16,6 +16,13 @@ const BM25_K1 = 1.2
 const BM25_B = 0.75
 /** Leading units looked at for a value history. */
 const HISTORY_POOL = 20
+/** Statements of a history cover about as much of the query as the best unit (share of its coverage). */
+const HISTORY_BAND = 0.8
+
+/** Query pieces with inner punctuation (paths, identifiers, versions) are meant literally. */
+export function exactLiterals(literals: readonly string[]): string[] {
+  return literals.filter(literal => literal.length >= 3 && /[\p{L}\p{N}][^\p{L}\p{N}\s]+[\p{L}\p{N}]/u.test(literal))
+}
 
 export function bucket(covered: number): number {
   return Math.round(covered * 20)
@@ -47,7 +54,7 @@ export interface RankedUnit {
 }
 
 function bm25(scan: TermScan, terms: readonly string[], weights: ReadonlyMap<string, number>, length: number, average: number): number {
-  const tf = new Array<number>(terms.length).fill(0)
+  const tf = terms.map(() => 0)
   for (const position of scan.positions) tf[position.term]! += 1
   const norm = BM25_K1 * (1 - BM25_B + BM25_B * (length / Math.max(1, average)))
   let score = 0
@@ -62,8 +69,7 @@ function bm25(scan: TermScan, terms: readonly string[], weights: ReadonlyMap<str
  * buckets of 5% so near-equal coverage falls through to exact literal matches, BM25, then recency.
  */
 export function rankUnits(units: readonly SearchUnit[], single: ReadonlyMap<string, TermScan>, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[], recency: boolean): RankedUnit[] {
-  // Query pieces with inner punctuation (paths, identifiers, versions) are meant literally.
-  const exact = literals.filter(literal => literal.length >= 3 && /[\p{L}\p{N}][^\p{L}\p{N}\s]+[\p{L}\p{N}]/u.test(literal))
+  const exact = exactLiterals(literals)
   const average = units.length === 0 ? 1 : units.reduce((sum, unit) => sum + unit.text.length, 0) / units.length
   const scored = units.map(unit => {
     const lone = unit.call === undefined && unit.question === undefined ? single.get(messageKey(unit.message)) : undefined
@@ -95,11 +101,11 @@ export function rankUnits(units: readonly SearchUnit[], single: ReadonlyMap<stri
  * reported oldest first, and unless the question asks about an earlier state, its statements move
  * to where the first of them ranked, newest first.
  */
-export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readonly string[], weights: ReadonlyMap<string, number>, query: string, labels: (term: string) => string = term => term): { units: RankedUnit[]; history?: ValueHistoryReport } {
+export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readonly string[], weights: ReadonlyMap<string, number>, query: string, literals: readonly string[], labels: (term: string) => string = term => term): { units: RankedUnit[]; history?: ValueHistoryReport } {
   if (ranked.length < 2 || terms.length === 0) return { units: [...ranked] }
   const weightOf = (term: number): number => weights.get(terms[term]!) ?? 1
   const best = ranked[0]!.covered
-  const pool = ranked.slice(0, HISTORY_POOL).filter(entry => entry.covered >= best * 0.5 && entry.covered > 0)
+  const pool = ranked.slice(0, HISTORY_POOL).filter(entry => entry.covered >= best * HISTORY_BAND && entry.covered > 0)
   const candidates: Array<ValueCandidate<RankedUnit>> = pool.map(entry => {
     const { unit } = entry
     // a short answer to a question states its value for the question's key
@@ -117,7 +123,8 @@ export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readon
     key: history.key.map(term => labels(terms[term]!)),
     statements: history.statements.map(statement => ({ shadowId: statement.item.unit.message.shadowId, time: statement.time, value: statement.value })),
   }
-  if (asksForEarlierValue(query)) return { units: [...ranked], history: report }
+  // an earlier state asked for, or an exact identifier or path: the order stays the ranking's
+  if (asksForEarlierValue(query) || exactLiterals(literals).length > 0) return { units: [...ranked], history: report }
   const first = ranked.findIndex(entry => members.has(entry))
   const newestFirst = history.statements.toReversed().map(statement => statement.item)
   const rest = ranked.filter(entry => !members.has(entry))

@@ -53,6 +53,8 @@ const STOPWORDS = new Set([
   'your', 'their', 'its', 'us', 'me', 'them', 'this', 'that', 'these', 'those', 'there', 'here', 'what', 'which', 'who',
   'whom', 'whose', 'when', 'where', 'why', 'how', 'not', 'no', 'yes', 'so', 'if', 'then', 'than', 'too', 'very', 'just',
   'also', 'again', 'any', 'all', 'some', 'one', 'get', 'got', 'let', 'please', 'tell', 'show', 'find', 'look', 'know',
+  // words about the conversation itself ("did we ever discuss …"), not its topic
+  'ever', 'discuss', 'discussed', 'discussion', 'mention', 'mentioned', 'talk', 'talked', 'say', 'said',
 ])
 
 /** The index's own stem of a token (Porter, as FTS5 `porter`): ranking and index agree on every word. */

@@ -78,7 +78,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): Awaitable<IndexResult> =>
     terms.length === 0 ? none : backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true })
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
-  const scopeDf = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP }) : []
+  const scopeDf = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP}) : []
   const searched = await backend.countMessages(filter)
   const rare = analyzed.words
     .map((word, index) => ({ word, df: scopeDf[index] ?? 0 }))
@@ -110,7 +110,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ? await answerUnits(backend, called, segments, filter, pairable)
     : called
   const label = (term: string): string => analyzed.words.find(word => stem(word) === term) ?? term
-  const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, label)
+  const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
   const hits: SearchHit[] = []
   for (const { unit } of ranked.units.slice(0, limit)) {
     // candidates were read without their event JSON and with their text cut: read the winners in full

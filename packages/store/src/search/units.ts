@@ -67,7 +67,7 @@ export async function callUnits(backend: ShadowBackend, fused: ReadonlyArray<Ran
   return [...units.values()]
 }
 
-const QUESTION = /[?？]|\b(?:should|which|what|how\s+(?:many|much|long|big))\b|多少|多大|多久|几|吗|呢|要不要|是否/iu
+const QUESTION = /[?？]|吗|呢/u
 
 /**
  * Fold a question into the short reply that answers it: "what timeout should the client use?" →
@@ -100,7 +100,7 @@ export async function answerUnits(backend: ShadowBackend, units: readonly Search
       limit: 1,
     })
     const reply = next[0]
-    if (reply === undefined || reply.text.length > SHORT_REPLY_CHARS || reply.text.trim().length === 0 || taken.has(messageKey(reply))) {
+    if (reply === undefined || reply.callId !== null || reply.text.length > SHORT_REPLY_CHARS || reply.text.trim().length === 0 || taken.has(messageKey(reply))) {
       out.push(unit)
       continue
     }
