@@ -124,41 +124,60 @@ export interface Passage {
 }
 
 /**
+ * The occurrence a passage and its snippet are built around: in the window, the match of the term
+ * that is rarest in this text for its weight (a word said once in a long output, not the word on
+ * every line), earliest on ties.
+ */
+function anchorOf(positions: readonly TermPosition[], from: number, to: number, weightOf: (term: number) => number): number {
+  const occurrences = new Map<number, number>()
+  for (const position of positions) occurrences.set(position.term, (occurrences.get(position.term) ?? 0) + 1)
+  const score = (position: TermPosition): number => weightOf(position.term) / occurrences.get(position.term)!
+  let anchor = positions[from]!
+  for (let index = from + 1; index <= to; index += 1) {
+    const position = positions[index]!
+    if (score(position) > score(anchor) + 1e-9) anchor = position
+  }
+  return anchor.at
+}
+
+/**
  * The window of `width` characters holding the most query weight (each term counted once), found
- * with two pointers over the positions; it starts at a line start shortly before its first match.
+ * with two pointers over the positions. The passage starts shortly before the window's heaviest
+ * (rarest) match, at a line start when one is near: a read of it shows that match first.
  */
 export function bestPassage(text: string, scan: TermScan, terms: readonly string[], weights: ReadonlyMap<string, number>, width = PASSAGE_CHARS): Passage {
   const positions = scan.positions
   if (positions.length === 0) return { start: 0, end: Math.min(text.length, width) }
   const counts = new Map<number, number>()
+  const weightOf = (term: number): number => weights.get(terms[term]!) ?? 1
   let weight = 0
   let best = -1
-  let bestStart = positions[0]!.at
+  let bestLeft = 0
+  let bestRight = 0
   let left = 0
-  const termWeight = (term: number): number => weights.get(terms[term]!) ?? 1
   for (let right = 0; right < positions.length; right += 1) {
     const entering = positions[right]!
     const count = counts.get(entering.term) ?? 0
-    if (count === 0) weight += termWeight(entering.term)
+    if (count === 0) weight += weightOf(entering.term)
     counts.set(entering.term, count + 1)
     while (entering.at + entering.length - positions[left]!.at > width * 0.75) {
       const leaving = positions[left]!
       const remaining = counts.get(leaving.term)! - 1
       counts.set(leaving.term, remaining)
-      if (remaining === 0) weight -= termWeight(leaving.term)
+      if (remaining === 0) weight -= weightOf(leaving.term)
       left += 1
     }
-    // ties: the later window (a value restated later in one output is the later one)
     if (weight > best + 1e-9) {
       best = weight
-      bestStart = positions[left]!.at
+      bestLeft = left
+      bestRight = right
     }
   }
-  // a little context before the first match, from a line start when one is near
-  let start = Math.max(0, bestStart - Math.floor(width / 8))
-  const newline = text.lastIndexOf('\n', bestStart)
+  const anchor = anchorOf(positions, bestLeft, bestRight, weightOf)
+  let start = Math.max(0, anchor - Math.floor(width / 8))
+  const newline = text.lastIndexOf('\n', anchor)
   if (newline >= start) start = newline + 1
-  else if (newline !== -1 && bestStart - newline < width / 4) start = newline + 1
+  else if (newline !== -1 && anchor - newline < width / 4) start = newline + 1
   return { start, end: Math.min(text.length, start + width) }
 }
 
@@ -186,8 +205,9 @@ export function passageSnippet(text: string, passage: Passage, scan: TermScan, l
     }
   }
   marks.sort((a, b) => a.at - b.at || b.length - a.length)
-  const first = marks[0]?.at ?? passage.start
-  const start = marks.length === 0 ? passage.start : Math.max(passage.start, first - Math.floor(width / 4))
+  // the passage starts just before its anchor match: the snippet does too
+  const first = marks.find(mark => mark.at >= passage.start)?.at ?? passage.start
+  const start = marks.length === 0 ? passage.start : Math.max(passage.start, Math.min(first, passage.start + Math.floor(width / 8)) - Math.floor(width / 8))
   const end = Math.min(text.length, start + width)
   let out = ''
   let cursor = start

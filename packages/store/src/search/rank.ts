@@ -101,7 +101,7 @@ export function rankUnits(units: readonly SearchUnit[], single: ReadonlyMap<stri
  * reported oldest first, and unless the question asks about an earlier state, its statements move
  * to where the first of them ranked, newest first.
  */
-export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readonly string[], weights: ReadonlyMap<string, number>, query: string, literals: readonly string[], labels: (term: string) => string = term => term): { units: RankedUnit[]; history?: ValueHistoryReport } {
+export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readonly string[], weights: ReadonlyMap<string, number>, query: string, literals: readonly string[], labels: (keyTerms: readonly string[]) => string[] = keyTerms => [...keyTerms]): { units: RankedUnit[]; history?: ValueHistoryReport } {
   if (ranked.length < 2 || terms.length === 0) return { units: [...ranked] }
   const weightOf = (term: number): number => weights.get(terms[term]!) ?? 1
   const best = ranked[0]!.covered
@@ -119,9 +119,11 @@ export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readon
   const history = valueHistory(candidates, weightOf)
   if (history === undefined) return { units: [...ranked] }
   const members = new Set(history.statements.map(statement => statement.item))
+  // the same value restated (asked, then confirmed) is one statement: the first
+  const statements = history.statements.filter((statement, index) => index === 0 || history.statements[index - 1]!.value !== statement.value)
   const report: ValueHistoryReport = {
-    key: history.key.map(term => labels(terms[term]!)),
-    statements: history.statements.map(statement => ({ shadowId: statement.item.unit.message.shadowId, time: statement.time, value: statement.value })),
+    key: labels(history.key.map(term => terms[term]!)),
+    statements: statements.map(statement => ({ shadowId: statement.item.unit.message.shadowId, time: statement.time, value: statement.value })),
   }
   // an earlier state asked for, or an exact identifier or path: the order stays the ranking's
   if (asksForEarlierValue(query) || exactLiterals(literals).length > 0) return { units: [...ranked], history: report }

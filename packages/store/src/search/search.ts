@@ -27,8 +27,10 @@ const DF_CAP = 2_000
 export const RANK_WINDOW = 1_000
 /** Rarest query words that get a candidate list of their own. */
 const RARE_LISTS = 6
-/** A word in under this share of the scope's messages is distinctive (absent words always are). */
+/** A word in under this share of the scope's messages is distinctive (absent words always are)... */
 const DISTINCTIVE_SHARE = 0.05
+/** ...and so is one in at most this many (a small scope makes every present word look common). */
+const DISTINCTIVE_FLOOR = 3
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
 function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
@@ -109,7 +111,12 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const units = options.roles === undefined && options.toolName === undefined && options.checkpointId === undefined
     ? await answerUnits(backend, called, segments, filter, pairable)
     : called
-  const label = (term: string): string => analyzed.words.find(word => stem(word) === term) ?? term
+  // a history's key as the query wrote it: the literal holding all its words ("request_timeout"), else the words
+  const label = (keyTerms: readonly string[]): string[] => {
+    const words = keyTerms.map(term => analyzed.words.find(word => stem(word) === term) ?? term)
+    const literal = analyzed.literals.find(piece => words.every(word => piece.includes(word)))
+    return literal === undefined ? words : [literal.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')]
+  }
   const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
   const hits: SearchHit[] = []
   for (const { unit } of ranked.units.slice(0, limit)) {
@@ -171,7 +178,7 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
       const texts = [hit.message.text, hit.call?.text ?? '', hit.question?.text ?? '']
       return texts.some(text => scanTerms(text, [term ?? stem(word)]).covered[0] === true)
     }).length
-    report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope < scopeTotal * DISTINCTIVE_SHARE })
+    report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE })
   }
   return report
 }
