@@ -36,7 +36,7 @@ export interface ShadowRecallConfig {
   scope?: 'session' | 'workspace'
   /** Proactive recall before a turn whose input strongly matches shadowed history. Default off. */
   proactive?: boolean
-  /** Query pieces a hit must contain to count as a strong match. Default 2. */
+  /** Topic words of the prompt (not stopwords) a hit must contain to count as a strong match. Default 2. */
   proactiveMinMatches?: number
   /** Token budget of one proactive recall message. Default 600. */
   proactiveTokens?: number
@@ -47,7 +47,7 @@ export interface ShadowRecallConfig {
 export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
   scope: z.union(['session', 'workspace']).default('session').description('what recall may read'),
   proactive: z.boolean().default(false).description('queue one recall message before a strongly matching turn'),
-  proactiveMinMatches: z.natural().min(1).default(2).description('query pieces a proactive hit must contain'),
+  proactiveMinMatches: z.natural().min(1).default(2).description('topic words of the prompt a proactive hit must contain'),
   proactiveTokens: z.natural().min(100).default(600).description('token budget of a proactive recall message'),
   proactiveWindowTurns: z.natural().default(20).description('turns before the same ids may be recalled again'),
 })
@@ -57,7 +57,9 @@ export const RECALL_PROMPT = [
   '# Shadow Context: your full history is kept',
   'Older parts of this conversation may be replaced by checkpoints that start with "[Shadow Context checkpoint …]" or "[Shadow Context index …]". Nothing behind them is lost: every original message, tool output included, is stored verbatim with its time.',
   `- Each checkpoint ends with a pointer footer: its id, the shadow ids and seqs it covers, and its time range. Read the originals with ${READ_TOOL} {"checkpoint":"<id>"}.`,
-  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint.`,
+  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint. Time words in the query ("yesterday", "this morning", "day 2", 昨天, 上周三) become a window, echoed as "Time: read …"; since/until override it.`,
+  `- Reading a result: each hit names its passage ("chars 5120–6720 of 15052"); the suggested ${READ_TOOL} {"id":"<shadow id>","at":<offset>} starts there and continues with a cursor. "on your surface now" means you can already see that message. "Value over time" lists every stated value of the thing you asked about with its time, oldest first; the one marked newest is the current value unless a later message says otherwise.`,
+  '- "No message in this session mentions `x`" means x occurs nowhere in the history you can search; "No hit contains `x` …" means the hits only share common words with your question. Either way, say it was not discussed rather than guess from loosely matching hits.',
   `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
 ].join('\n')
 
@@ -154,6 +156,7 @@ export class ShadowRecall {
         id: { type: 'string', description: 'a shadow id, e.g. "k7q2mz.41"' },
         before: { type: 'integer', description: 'with id: messages before it (0–20, default 2)' },
         after: { type: 'integer', description: 'with id: messages after it (0–20, default 2)' },
+        at: { type: 'integer', description: 'with id: start this many characters into the message (a search hit\'s passage); earlier neighbours are then not shown unless before is given' },
         from_seq: { type: 'integer', description: 'first seq of a range (with to_seq)' },
         to_seq: { type: 'integer', description: 'last seq of a range (with from_seq)' },
         since: { type: 'string', description: 'start of a time window: ISO 8601 or relative like "2h ago"' },

@@ -205,6 +205,14 @@ export function passageSnippet(text: string, passage: Passage, scan: TermScan, l
     }
   }
   marks.sort((a, b) => a.at - b.at || b.length - a.length)
+  // overlapping or touching matches (CJK words and bigrams of one run) are marked as one span
+  const spans: Array<{ at: number; length: number }> = []
+  for (const mark of marks) {
+    const last = spans.at(-1)
+    if (last !== undefined && mark.at <= last.at + last.length) last.length = Math.max(last.length, mark.at + mark.length - last.at)
+    else spans.push({ ...mark })
+  }
+  marks.splice(0, marks.length, ...spans)
   // the passage starts just before its anchor match: the snippet does too
   const first = marks.find(mark => mark.at >= passage.start)?.at ?? passage.start
   const start = marks.length === 0 ? passage.start : Math.max(passage.start, Math.min(first, passage.start + Math.floor(width / 8)) - Math.floor(width / 8))
