@@ -70,6 +70,9 @@ describe('search work is bounded per candidate (issue 12: 1 and 13)', () => {
       expect(counting.chars()).toBeLessThanOrEqual(6 * (CANDIDATE_TEXT_CHARS + 100))
       const bigHit = result.hits.find(hit => hit.message.seq === 1)!
       expect(bigHit.passage.start).toBeLessThan(100)
+      // the hit carries the cut text, not a 50 MB copy (read by id for the rest)
+      expect(bigHit.message.text.length).toBe(CANDIDATE_TEXT_CHARS)
+      expect((await big.messageAt('s1', 1))!.text.length).toBe(huge.length)
       expect(took).toBeLessThan(3_000)
     } finally {
       await big.close()

@@ -2,7 +2,7 @@
  * What the recall tools show the model: ranked hits and paginated transcripts of the exact
  * originals. Pure rendering and cursor handling; no store access here.
  */
-import { formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
+import { CANDIDATE_TEXT_CHARS, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -94,7 +94,8 @@ export function renderSearch(view: SearchView): string {
     const turn = message.turn === null ? '' : ` · turn ${message.turn}`
     const call = hit.call === undefined ? '' : ` (called in ${hit.call.shadowId})`
     const answers = hit.question === undefined ? '' : ` (answers ${hit.question.shadowId})`
-    const passage = hit.passage === undefined || (hit.passage.start === 0 && hit.passage.end >= message.text.length) ? '' : ` · chars ${hit.passage.start}–${hit.passage.end} of ${message.text.length}`
+    const length = message.text.length >= CANDIDATE_TEXT_CHARS ? `${CANDIDATE_TEXT_CHARS}+` : String(message.text.length)
+    const passage = hit.passage === undefined || (hit.passage.start === 0 && hit.passage.end >= message.text.length) ? '' : ` · chars ${hit.passage.start}–${hit.passage.end} of ${length}`
     lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${call}${answers}${turn} · ${where}${passage}`)
     lines.push(`   ${hit.snippet}`)
   })

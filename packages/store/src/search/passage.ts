@@ -18,18 +18,50 @@ export const MAX_POSITIONS = 4_000
 /** Width of a passage: where a read of the hit starts and spends its budget first. */
 export const PASSAGE_CHARS = 1_600
 
-/** unicode61 tokens outside CJK runs (the analyzer rewrites CJK runs into words and bigrams). */
-const TOKEN = /(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{L}\p{N}\p{M}])+/gu
+/** unicode61 tokens; CJK runs inside one are cut out (the analyzer rewrites them into words and bigrams). */
+const TOKEN = /[\p{L}\p{N}\p{M}]+/gu
+const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
+
+/** The non-CJK pieces of a token with their offsets (most tokens are ASCII: one piece, no regex). */
+function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
+  if (!NON_ASCII.test(token) || !CJK.test(token)) return [{ text: token, at }]
+  const pieces: Array<{ text: string; at: number }> = []
+  let cursor = 0
+  for (const run of token.matchAll(CJK_RUNS)) {
+    if (run.index > cursor) pieces.push({ text: token.slice(cursor, run.index), at: at + cursor })
+    cursor = run.index + run[0].length
+  }
+  if (cursor < token.length) pieces.push({ text: token.slice(cursor), at: at + cursor })
+  return pieces
+}
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 const NON_ASCII = /[^\p{ASCII}]/u
 const INNER_CAPITAL = /[a-z0-9][A-Z]/
 const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
 
+/** Stems of tokens seen lately: a log repeats its words on every line. */
+const STEMS = new Map<string, string>()
+const STEM_CACHE = 20_000
+
 /** A token as the index sees it: lowercased, diacritics removed, stemmed. */
 export function indexTerm(token: string): string {
+  const cached = STEMS.get(token)
+  if (cached !== undefined) return cached
   let lower = token.toLowerCase()
   if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
-  return porterStem(lower)
+  const stemmed = porterStem(lower)
+  if (STEMS.size >= STEM_CACHE) STEMS.clear()
+  if (token.length <= 64) STEMS.set(token, stemmed)
+  return stemmed
+}
+
+/**
+ * Porter only rewrites endings: a stem's first two characters (one, for a one-character stem)
+ * begin the token. A token whose head begins no term cannot stem to one and is not stemmed.
+ */
+function headOf(token: string): string {
+  const head = token.slice(0, 2).toLowerCase()
+  return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
 }
 
 export interface TermPosition {
@@ -69,19 +101,23 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
     if (positions.length < MAX_POSITIONS) positions.push({ at, length, term })
   }
   if (latin.size > 0) {
+    const heads = new Set([...latin.keys()].map(headOf))
     for (const match of sample.matchAll(TOKEN)) {
-      const token = match[0]
-      const whole = latin.get(indexTerm(token))
-      if (whole !== undefined) {
-        hit(match.index, token.length, whole)
-        continue
-      }
-      if (token.length <= 200 && INNER_CAPITAL.test(token)) {
-        let offset = 0
-        for (const part of token.split(CAMEL_SPLIT)) {
-          const index = latin.get(indexTerm(part))
-          if (index !== undefined) hit(match.index + offset, part.length, index)
-          offset += part.length
+      for (const { text: token, at } of latinPieces(match[0], match.index)) {
+        const camel = token.length <= 200 && INNER_CAPITAL.test(token)
+        if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) continue
+        const whole = latin.get(indexTerm(token))
+        if (whole !== undefined) {
+          hit(at, token.length, whole)
+          continue
+        }
+        if (camel) {
+          let offset = 0
+          for (const part of token.split(CAMEL_SPLIT)) {
+            const index = latin.get(indexTerm(part))
+            if (index !== undefined) hit(at + offset, part.length, index)
+            offset += part.length
+          }
         }
       }
     }

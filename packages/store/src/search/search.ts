@@ -6,7 +6,7 @@
  * search's own scope, so one session's order never depends on another session's text.
  */
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
-import type { Awaitable, IndexResult, MessageFilter, ShadowBackend } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type Awaitable, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
 import { messageFilter, scopeSegments } from '../scope.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
@@ -120,9 +120,11 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
   const hits: SearchHit[] = []
   for (const { unit } of ranked.units.slice(0, limit)) {
-    // candidates were read without their event JSON and with their text cut: read the winners in full
-    const message = (await backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
-    const call = unit.call === undefined ? undefined : (await backend.getMessage(unit.call.sessionId, unit.call.seq)) ?? unit.call
+    // candidates were read without their event JSON and with their text cut: read the winners in
+    // full, except one longer than the cut (a 50 MB output is not copied for a snippet)
+    const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
+    const message = await full(unit.message)
+    const call = unit.call === undefined ? undefined : await full(unit.call)
     hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals) })
   }
   const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched)

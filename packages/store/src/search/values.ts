@@ -51,14 +51,29 @@ function normalizeValue(number: string, unit: string | undefined): string {
  * The statement of a text whose key weighs most: a value with query terms close by, in the same
  * line. Values inside identifiers, paths and versions are not values.
  */
-export function bestStatement(text: string, scan: TermScan, weightOf: (term: number) => number, cap = 64_000): ValueStatement | undefined {
+export function bestStatement(text: string, scan: TermScan, weightOf: (term: number) => number): ValueStatement | undefined {
   if (scan.positions.length === 0) return undefined
-  const sample = text.length > cap ? text.slice(0, cap) : text
   const positions = scan.positions
   let best: { statement: ValueStatement; weight: number; distance: number } | undefined
   let low = 0
-  for (const match of sample.matchAll(VALUE)) {
-    const at = match.index
+  // values are looked for only within KEY_DISTANCE of a match: work bounded by the matches, not the text
+  const windows: Array<{ from: number; to: number }> = []
+  for (const position of positions) {
+    const from = Math.max(0, position.at - KEY_DISTANCE - 12)
+    const to = Math.min(text.length, position.at + position.length + KEY_DISTANCE + 12)
+    const last = windows.at(-1)
+    if (last !== undefined && from <= last.to) last.to = Math.max(last.to, to)
+    else windows.push({ from, to })
+  }
+  const values: RegExpMatchArray[] = []
+  for (const { from, to } of windows) {
+    // a window starts on a token boundary, so a number is never cut in two
+    let start = from
+    while (start > 0 && /[\p{L}\p{N}_.]/u.test(text[start - 1]!) && from - start < 64) start -= 1
+    for (const match of text.slice(start, to).matchAll(VALUE)) values.push(Object.assign(match, { index: match.index + start }))
+  }
+  for (const match of values) {
+    const at = match.index!
     while (low < positions.length && positions[low]!.at < at - KEY_DISTANCE) low += 1
     const key = new Set<number>()
     let distance = Number.POSITIVE_INFINITY
@@ -66,7 +81,7 @@ export function bestStatement(text: string, scan: TermScan, weightOf: (term: num
       const position = positions[index]!
       const from = Math.min(position.at, at)
       const to = Math.max(position.at, at)
-      if (sample.slice(from, to).includes('\n')) continue
+      if (text.slice(from, to).includes('\n')) continue
       key.add(position.term)
       distance = Math.min(distance, Math.abs(position.at - at))
     }
