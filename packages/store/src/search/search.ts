@@ -168,6 +168,16 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   const wordCounts = await count('words', words.filter(word => !long(word)))
   const gramCounts = await count('grams', words.filter(long))
   const scopeTotal = Math.max(1, searched)
+  // each hit (with its call or question) scanned once for every reported word
+  const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
+  const hitScans = hits.map(hit => {
+    const covered = stems.map(() => false)
+    for (const text of [hit.message.text, hit.call?.text, hit.question?.text]) {
+      if (text === undefined) continue
+      scanTerms(text, stems).covered.forEach((found, index) => { if (found) covered[index] = true })
+    }
+    return covered
+  })
   for (const word of words) {
     let inScope = (long(word) ? gramCounts : wordCounts).get(word) ?? 0
     // the count ignores exclusions and fork bounds; a small one is confirmed on the filtered rows
@@ -175,11 +185,7 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
       const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
       inScope = found.hits.length === 0 ? 0 : inScope
     }
-    const [term] = coverageTerms([word])
-    const inHits = hits.filter(hit => {
-      const texts = [hit.message.text, hit.call?.text ?? '', hit.question?.text ?? '']
-      return texts.some(text => scanTerms(text, [term ?? stem(word)]).covered[0] === true)
-    }).length
+    const inHits = hitScans.filter(covered => covered[words.indexOf(word)] === true).length
     report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE })
   }
   return report
