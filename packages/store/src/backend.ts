@@ -67,9 +67,15 @@ export interface IndexQuery extends MessageFilter {
   readonly rankWindow: number
   /** `rank` (default): bm25 over the newest `rankWindow` matches; `newest`: the newest matches, unscored. */
   readonly order?: 'rank' | 'newest'
-  /** Candidates only: leave `eventJson` empty (ranking needs the text; the winners are read in full). */
+  /**
+   * Candidates only: leave `eventJson` empty and cut `text` to its first CANDIDATE_TEXT_CHARS
+   * characters (ranking looks no further; the winners are read in full).
+   */
   readonly light?: boolean
 }
+
+/** Characters of a candidate's text a light read returns (what ranking and passages look at). */
+export const CANDIDATE_TEXT_CHARS = 256_000
 
 export interface IndexHit {
   readonly message: ShadowMessage
