@@ -1,8 +1,18 @@
 /**
- * The storage backend seam. `ShadowStore` holds the domain rules (ids, lineage, validation,
- * ranking); a backend only persists rows and answers index queries. SQLite (`node:sqlite`) is the
- * embedded default; every SQL dialect detail stays inside its implementation so a PostgreSQL
- * backend for team dsh servers can sit behind the same interface.
+ * The storage backend seam. `ShadowStore` and its modules hold every domain rule (ids, lineage,
+ * validation, the search plan and ranking, retention choice); a backend only persists rows and
+ * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`).
+ *
+ * A backend's responsibilities:
+ * - schema and migrations; typed `ShadowStoreError`s for its failures (locked, full, corrupt: fail closed);
+ * - idempotent writes keyed by (session, seq): same hash unchanged, a new hash replaced (elision
+ *   and expiry cleared); session counters and both indexes kept in the same transaction;
+ * - reads by key and by `MessageFilter` (lineage segments, seq/time/role/tool filters; `filter.ts`
+ *   reads the filter for every backend), call partners, counts;
+ * - the two index lists (`searchIndex`: ranked by its own relevance within `rankWindow`, or newest
+ *   first) and per-term document frequencies up to a cap;
+ * - maintenance: retention usage and candidates (never rows a fork still sees), expiry, vacuum,
+ *   reindex with the store's analyzer, stats, integrity, write freeze, `assertInPlace`.
  */
 import type {
   AppendResult,
