@@ -1,7 +1,7 @@
 /**
  * The storage backend seam. `ShadowStore` and its modules hold every domain rule (ids, lineage,
  * validation, the search plan and ranking, retention choice); a backend only persists rows and
- * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`).
+ * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`, `postgres/`).
  *
  * A backend's responsibilities:
  * - schema and migrations; typed `ShadowStoreError`s for its failures (locked, full, corrupt: fail closed);
@@ -123,6 +123,9 @@ export interface ShadowBackend {
   readonly path: string
   readonly schemaVersion: number
   close(): Awaitable<void>
+  /** The store's own settings (schema-independent keys: the redaction policy, the analyzer version). */
+  meta(key: string): Awaitable<string | undefined>
+  setMeta(key: string, value: string): Awaitable<void>
 
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): Awaitable<void>
   getSession(sessionId: string): Awaitable<ShadowSession | undefined>

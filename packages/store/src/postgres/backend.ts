@@ -5,6 +5,7 @@
  */
 import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
+import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoint, integrityCheck, reindex, retentionCandidates, retentionUsage, stats, vacuum } from './maintenance.ts'
@@ -12,14 +13,6 @@ import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, to
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { documentFrequencies, searchIndex } from './search.ts'
 import { appendRows } from './writes.ts'
-
-/** Only the lineage part is set: nothing but sessions restricts the rows. */
-function onlySegments(filter: MessageFilter): boolean {
-  return filter.fromSeq === undefined && filter.toSeq === undefined && filter.timeFrom === undefined && filter.timeTo === undefined
-    && (filter.roles === undefined || filter.roles.length === 0) && filter.toolName === undefined && filter.elidedBy === undefined
-    && (filter.excludeSourceKinds === undefined || filter.excludeSourceKinds.length === 0)
-    && (filter.excludeToolNames === undefined || filter.excludeToolNames.length === 0)
-}
 
 export class PostgresBackend implements ShadowBackend {
   readonly path: string
@@ -152,9 +145,8 @@ export class PostgresBackend implements ShadowBackend {
 
   /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
   private async wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
-    if (segments.some(segment => Number.isFinite(segment.belowSeq))) return false
-    const distinct = new Set(segments.map(segment => segment.sessionId)).size
-    if (distinct <= 1) return false
+    const distinct = unboundedSessions(segments)
+    if (distinct === undefined || distinct <= 1) return false
     const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
     return distinct >= sessions
   }

@@ -1,5 +1,6 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
 import type { MessageFilter } from '../backend.ts'
+import { splitLineage } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 
 export type Row = Record<string, unknown>
@@ -108,12 +109,10 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore = fa
   const clauses: string[] = []
   if (!wholeStore) {
     const lineage: string[] = []
-    const open = filter.segments.filter(segment => !Number.isFinite(segment.belowSeq)).map(segment => segment.sessionId)
+    const { open, bounded } = splitLineage(filter.segments)
     if (open.length === 1) lineage.push(`m.session_id = ${params.param(open[0])}`)
     if (open.length > 1) lineage.push(`m.session_id = ANY(${params.param(open)}::text[])`)
-    for (const segment of filter.segments) {
-      if (Number.isFinite(segment.belowSeq)) lineage.push(`(m.session_id = ${params.param(segment.sessionId)} AND m.seq < ${params.param(segment.belowSeq)})`)
-    }
+    for (const segment of bounded) lineage.push(`(m.session_id = ${params.param(segment.sessionId)} AND m.seq < ${params.param(segment.belowSeq)})`)
     clauses.push(lineage.length === 0 ? 'false' : `(${lineage.join(' OR ')})`)
   }
   if (filter.fromSeq !== undefined) clauses.push(`m.seq >= ${params.param(filter.fromSeq)}`)

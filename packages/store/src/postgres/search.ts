@@ -19,8 +19,6 @@ const SCOPE_LEXEME_LIMIT = 8
 /** Rarity is counted up to this many rows per term. */
 const IDF_CAP = 2_000
 
-type Segments = IndexQuery['segments']
-
 /** The index condition of a query (alias `m`), or undefined when no term can match anything. */
 function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments'>, whole: boolean, params: Params): string | undefined {
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
@@ -101,4 +99,3 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
   return queries.map(term => term === undefined ? 0 : found[next++] ?? 0)
 }
 
-export type { Segments }
