@@ -7,7 +7,7 @@ export { coverage, coverageTerms, fuseRankings, snippet, stem, type FusionInput,
 export type { Awaitable, IndexHit, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from './backend.ts'
 export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/backend.ts'
 export { PostgresBackend } from './postgres/backend.ts'
-export { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+export { displayLocation, isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
 export { hashEventJson, ShadowStore, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'

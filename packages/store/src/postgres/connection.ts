@@ -20,6 +20,18 @@ export function isPostgresLocation(location: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(location)
 }
 
+/** A store location safe to print: a connection string without its password, a file path as it is. */
+export function displayLocation(location: string): string {
+  if (!isPostgresLocation(location)) return location
+  try {
+    const url = new URL(location)
+    if (url.password !== '') url.password = '***'
+    return url.href
+  } catch {
+    return 'postgres://(unparsable location)'
+  }
+}
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 export const DEFAULT_SCHEMA = 'dsh_shadow'
 
