@@ -29,7 +29,10 @@ export interface PostgresServer {
 }
 
 export interface PostgresOptions {
-  /** fsync and synchronous commit: off by default in tests (a kill of the server is not what they test); benchmarks turn it on. */
+  /**
+   * fsync: off by default in tests (they kill processes and the server, never the machine, so the
+   * OS keeps what was written); benchmarks turn it on. Commits always wait for their WAL write.
+   */
   readonly durable?: boolean
   /** Extra `-c name=value` server settings. */
   readonly settings?: Readonly<Record<string, string>>
@@ -93,7 +96,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     listen_addresses: '127.0.0.1',
     unix_socket_directories: dir,
     fsync: durable ? 'on' : 'off',
-    synchronous_commit: durable ? 'on' : 'off',
+    synchronous_commit: 'on',
     full_page_writes: durable ? 'on' : 'off',
     max_connections: '100',
     ...options.settings,
