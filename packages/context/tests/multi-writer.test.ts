@@ -31,7 +31,7 @@ const TURNS = 30
 describe('four dsh processes writing one PostgreSQL store', () => {
   it('lose, duplicate and wrongly elide nothing when one is killed mid-pass', async () => {
     const store = server.storeDsn('shared')
-    const env = { ...process.env, NODE_OPTIONS: '', SHADOW_STORE: store }
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', SHADOW_STORE: store }
     delete env['DSH_SHADOW_FAILPOINT']
     const writers = Array.from({ length: WRITERS }, (_, index) => {
       const home = mkdtempSync(join(tmpdir(), `shadow-host${index}-`))

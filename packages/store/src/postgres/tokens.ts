@@ -59,7 +59,11 @@ export function termsQuery(terms: readonly string[], operator: 'and' | 'or'): st
 
 export function termQuery(term: string): string | undefined {
   const found = lexemes(term)
-  if (found.length === 0) return undefined
+  return found.length === 0 ? undefined : lexemeQuery(found)
+}
+
+/** tsquery input requiring all of these lexemes. */
+export function lexemeQuery(found: readonly string[]): string {
   return `(${found.map(quote).join(' & ')})`
 }
 
