@@ -19,6 +19,7 @@ export class PostgresBackend implements ShadowBackend {
   readonly schemaVersion = PG_SCHEMA_VERSION
   readonly connection: PgConnection
   private writable = true
+  private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
 
   private constructor(connection: PgConnection) {
     this.connection = connection
@@ -143,12 +144,21 @@ export class PostgresBackend implements ShadowBackend {
     return (await this.query<{ n: number }>('count messages', `SELECT count(*)::bigint AS n FROM messages m WHERE ${where}`, params.values))[0]?.n ?? 0
   }
 
-  /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
-  private async wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
-    const distinct = unboundedSessions(segments)
-    if (distinct === undefined || distinct <= 1) return false
-    const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
-    return distinct >= sessions
+  /**
+   * The segments are every session of the store, none bounded by a fork: no session filter is needed.
+   * Answered once per segments list: one search passes the same list to every index call.
+   */
+  private wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
+    const known = this.wholeAnswers.get(segments)
+    if (known !== undefined) return known
+    const answer = (async () => {
+      const distinct = unboundedSessions(segments)
+      if (distinct === undefined || distinct <= 1) return false
+      const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
+      return distinct >= sessions
+    })()
+    this.wholeAnswers.set(segments, answer)
+    return answer
   }
 
   async messageHashes(sessionId: string): Promise<Array<{ seq: number; hash: string }>> {

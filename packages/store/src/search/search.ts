@@ -55,9 +55,12 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // window: rank only with words that are rare store-wide; list the rest newest first.
   const global = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP, global: true }) : []
   const rare = analyzed.words.filter((_, index) => (global[index] ?? 0) < DF_CAP)
-  const all = analyzed.words.length > 1 ? await list('words', analyzed.words, 'and', 'newest') : none
-  const any = rare.length > 0 ? await list('words', rare, 'or', 'rank') : analyzed.words.length > 0 ? await list('words', analyzed.words, 'or', 'newest') : none
-  const grams = analyzed.grams.length > 0 ? await list('grams', analyzed.grams, 'or', 'newest') : none
+  // the three lists are independent: a network backend answers them at once
+  const [all, any, grams] = await Promise.all([
+    analyzed.words.length > 1 ? list('words', analyzed.words, 'and', 'newest') : none,
+    rare.length > 0 ? list('words', rare, 'or', 'rank') : analyzed.words.length > 0 ? list('words', analyzed.words, 'or', 'newest') : none,
+    analyzed.grams.length > 0 ? list('grams', analyzed.grams, 'or', 'newest') : none,
+  ])
   const fused = fuseRankings(
     [{ name: 'all', weight: 1, items: all.hits }, { name: 'any', weight: 1, items: any.hits }, { name: 'grams', weight: 1, items: grams.hits }],
     hit => messageKey(hit.message),
@@ -78,14 +81,15 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     && options.timeFrom === undefined && options.timeTo === undefined && options.checkpointId === undefined
   const units = await callUnits(backend, fused, segments, foldCalls, pairable)
   const ranked = rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency)
-  const hits: SearchHit[] = []
-  for (const unit of ranked.slice(0, limit)) {
-    const cut = snippet(unit.call === undefined ? unit.message.text : unit.text, analyzed.literals)
-    // candidates were read without their event JSON: read the winners in full
-    const message = (await backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
-    const call = unit.call === undefined ? undefined : (await backend.getMessage(unit.call.sessionId, unit.call.seq)) ?? unit.call
-    hits.push({ message, ...(call === undefined ? {} : { call }), score: unit.score, snippet: cut.text, matched: cut.matched })
-  }
-  const searched = await backend.countMessages(filter)
+  // candidates were read without their event JSON: read the winners in full (at once, in rank order)
+  const [hits, searched] = await Promise.all([
+    Promise.all(ranked.slice(0, limit).map(async (unit): Promise<SearchHit> => {
+      const cut = snippet(unit.call === undefined ? unit.message.text : unit.text, analyzed.literals)
+      const message = (await backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
+      const call = unit.call === undefined ? undefined : (await backend.getMessage(unit.call.sessionId, unit.call.seq)) ?? unit.call
+      return { message, ...(call === undefined ? {} : { call }), score: unit.score, snippet: cut.text, matched: cut.matched }
+    })),
+    backend.countMessages(filter),
+  ])
   return { hits, coverage: { searched, matched: units.length, returned: hits.length }, literals: analyzed.literals }
 }
