@@ -93,11 +93,11 @@ function writer(location: string, count: number, name: string): Promise<{ writte
 async function writePhase(store: ShadowStore, location: string, writers: number, phase: string): Promise<{ samples: Samples; rate: number; sent: number; written: number }> {
   const samples: Samples = Object.fromEntries(CLASSES.map(cls => [cls.name, [] as number[]]))
   const begin = performance.now()
-  let running = true
+  const state = { running: true }
   const each = Math.floor(EXTRA / writers)
-  const jobs = Promise.all(Array.from({ length: writers }, (_, index) => writer(location, each, `${phase}-w${index}`))).finally(() => { running = false })
+  const jobs = Promise.all(Array.from({ length: writers }, (_, index) => writer(location, each, `${phase}-w${index}`))).finally(() => { state.running = false })
   let turn = 0
-  while (running) {
+  while (state.running) {
     // SQLite answers synchronously: give the event loop a turn, or the writers' exits are never seen
     await new Promise(resolve => setImmediate(resolve))
     const cls = CLASSES[turn % CLASSES.length]!

@@ -267,9 +267,9 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
   it('reports a missing store when opened read-only, and a read-only store as unavailable for writes', async () => {
     await expect(ShadowStore.open(target.location(), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
     const file = target.location()
-    const store = await ShadowStore.open(file)
-    await store.append([message('s1', 1, 'x')])
-    await store.close()
+    const writer = await ShadowStore.open(file)
+    await writer.append([message('s1', 1, 'x')])
+    await writer.close()
     const reader = await ShadowStore.open(file, { readOnly: true })
     expect((await reader.read({ sessionId: 's1' })).length).toBe(1)
     await expect(reader.append([message('s1', 2, 'y')])).rejects.toMatchObject({ code: 'UNAVAILABLE' })

@@ -119,9 +119,9 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
   const limit = Math.max(1, Math.floor(cap))
   const counts = terms.map(() => limit)
   const stats = scope === undefined ? await wordStats(connection) : undefined
-  const known = (lexemes: readonly string[]): boolean => stats !== undefined && stats.rows >= STATS_MIN_ROWS
-    && lexemes.every(lexeme => (stats.common.get(lexeme) ?? 0) * stats.rows >= limit * 1.5)
-  const wanted = terms.map((lexemes, index) => ({ lexemes, index })).filter(entry => !known(entry.lexemes))
+  const known = (set: readonly string[]): boolean => stats !== undefined && stats.rows >= STATS_MIN_ROWS
+    && set.every(lexeme => (stats.common.get(lexeme) ?? 0) * stats.rows >= limit * 1.5)
+  const wanted = terms.map((set, index) => ({ lexemes: set, index })).filter(entry => !known(entry.lexemes))
   if (wanted.length === 0) return counts
   const rows = await connection.query<{ i: number; n: number }>('count terms', `
     SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.words @@ (CASE WHEN $3::text IS NULL THEN t.q ELSE t.q && $3::tsquery END) LIMIT $2) x) AS n
