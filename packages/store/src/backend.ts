@@ -164,6 +164,19 @@ export interface ShadowBackend {
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>
+  /** A pass redacting the stored rows is due (the policy was turned on or changed) or was interrupted. */
+  redactionPending(): Awaitable<boolean>
+  markRedactionPending(): Awaitable<void>
+  /** Every row's hash is of its stored (redacted) form; false for a store from before that rule. */
+  rowHashesCurrent(): Awaitable<boolean>
+  /** A vacuum is owed (text was redacted in place and may linger in free space). */
+  vacuumDue(): Awaitable<boolean>
+  /** Redact every stored row, checkpoint footer and recall query in place (resumable); see the SQLite backend. */
+  redactStored(
+    redaction: { text(text: string): string; json(json: string): string; hash(storedJson: string): string },
+    analyze: (text: string) => { words: string; grams: string },
+    progress?: (done: number, total: number) => void,
+  ): Awaitable<{ rows: number; changed: number }>
   /** Refuse (or accept again) every write on this connection, e.g. during a backup. */
   setWritable(writable: boolean): Awaitable<void>
   /**

@@ -60,8 +60,13 @@ export class ShadowStoreWorkerClient {
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStoreApi & ShadowStoreWorkerClient> {
     const here = import.meta.url
     const script = new URL(here.endsWith('.ts') ? './worker.ts' : './worker.js', here)
-    const worker = new Worker(script, { workerData: { path, options }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
+    // a callback cannot cross to the worker: it reports progress as messages instead
+    const { onProgress, ...sendable } = options
+    const worker = new Worker(script, { workerData: { path, options: sendable }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
     const client = new ShadowStoreWorkerClient(path, worker)
+    worker.on('message', (message: { progress?: { task: 'redact' | 'reindex'; done: number; total: number } }) => {
+      if (message.progress !== undefined) onProgress?.(message.progress.task, message.progress.done, message.progress.total)
+    })
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: { ready?: boolean; error?: { name: string; code?: string; message: string } }): void => {
         if (message.ready !== true) return

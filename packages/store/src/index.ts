@@ -8,7 +8,7 @@ export type { Awaitable, IndexHit, IndexQuery, IndexResult, MessageFilter, Prepa
 export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/backend.ts'
 export { PostgresBackend } from './postgres/backend.ts'
 export { displayLocation, isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
-export { hashEventJson, ShadowStore, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
+export { hashEventJson, rowHash, ShadowStore, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'
 export { failpoint, type FailpointName } from './failpoint.ts'

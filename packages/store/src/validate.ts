@@ -1,5 +1,6 @@
 /** Input checks shared by the store's entry points: a bad value gets a typed INVALID error. */
 import { invalid } from './errors.ts'
+import { idProblem } from './ids.ts'
 import type { ShadowRole } from './types.ts'
 
 export const EVENT_TYPES = new Set(['user/message', 'assistant/message', 'tool/result', 'request/header'])
@@ -9,7 +10,8 @@ export const MAX_ID_CHARS = 512
 export function assertString(value: unknown, label: string, max = MAX_ID_CHARS): string {
   if (typeof value !== 'string' || value.length === 0) throw invalid(`${label} must be a non-empty string`)
   if (value.length > max) throw invalid(`${label} is longer than ${max} characters`)
-  if (value.includes('\u0000')) throw invalid(`${label} must not contain NUL`)
+  const problem = idProblem(value)
+  if (problem !== undefined) throw invalid(`${label} ${problem}`)
   return value
 }
 

@@ -207,7 +207,8 @@ export function composeDigest(input: DigestInput): Digest {
   // middle turns (their lines are in the originals).
   const budget = Math.max(16, input.maxTokens)
   let body = ''
-  outer: for (const quote of [120, 80, 56, 40]) {
+  // The user's words first in full (decisions, open items and changed values live there), then shorter.
+  outer: for (const quote of [320, 200, 120, 80, 56, 40]) {
     for (const limit of [6, 4, 3]) {
       body = [header, ...turns.map(turn => turnLine(turn, quote)), ...lists(limit)].join('\n')
       if (tokensOf(body) <= budget) break outer
@@ -299,6 +300,28 @@ function mergeEntries(a: IndexEntry, b: IndexEntry, keep: number): IndexEntry {
   }
 }
 
+/** Label of the index lines that keep the user's newest asks (the task state a rollup would lose). */
+const ASKED = 'Asked'
+/** User asks an index keeps verbatim (clipped), newest first. */
+export const INDEX_ASKS = 3
+const ASK_LINE = /^Asked t(\d+): "(.*)"$/
+const DIGEST_ASK = /^- t(\d+) "(.*?)"(?: → |$)/
+
+/**
+ * The newest user asks among folded checkpoints (their turn lines) and earlier indexes (their
+ * Asked lines): where the request, decisions and open items were stated, newest first.
+ */
+function newestAsks(texts: readonly string[]): Array<{ turn: number; text: string }> {
+  const found = new Map<number, string>()
+  for (const text of texts) {
+    for (const line of text.split('\n')) {
+      const match = ASK_LINE.exec(line) ?? DIGEST_ASK.exec(line)
+      if (match !== null && match[2]!.length > 1) found.set(Number(match[1]), clip(match[2]!, 200))
+    }
+  }
+  return [...found.entries()].toSorted(([a], [b]) => b - a).slice(0, INDEX_ASKS).map(([turn, text]) => ({ turn, text }))
+}
+
 /** Lines an index keeps at most; beyond that, its two oldest lines merge (coarser, never dropped). */
 export const INDEX_MAX_LINES = 6
 
@@ -325,12 +348,14 @@ export function composeRollup(input: { checkpointId: string; folded: ReadonlyArr
   }
   if (run !== undefined) entries.push(run)
   while (entries.length > INDEX_MAX_LINES) entries = [mergeEntries(entries[0]!, entries[1]!, 4), ...entries.slice(2)]
+  const asks = newestAsks(input.folded.map(item => item.text))
   const first = entries[0]
   const last = entries.at(-1)
   const span = first?.turns !== null && last?.turns !== null && first !== undefined && last !== undefined ? ` · turns ${first.turns![0]}–${last.turns![1]}` : ''
   return [
     `[Shadow Context index ${input.checkpointId}${span}]`,
     ...entries.map(formatIndexEntry),
+    ...asks.map(ask => `${ASKED} t${ask.turn}: "${ask.text}"`),
     'Originals of every checkpoint above are stored verbatim: shadow_read {"checkpoint":"<id>"} · shadow_search {"query":"…"}',
   ].join('\n')
 }

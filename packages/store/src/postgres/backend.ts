@@ -8,7 +8,7 @@ import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
-import { expireCheckpoint, integrityCheck, reindex, retentionCandidates, retentionUsage, stats, vacuum } from './maintenance.ts'
+import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { documentFrequencies, searchIndex } from './search.ts'
@@ -262,6 +262,28 @@ export class PostgresBackend implements ShadowBackend {
 
   async stats(): Promise<Omit<StoreStats, 'path'>> {
     return stats(this.connection, Number((await this.meta('analyzer_version')) ?? 0))
+  }
+
+  async redactionPending(): Promise<boolean> {
+    return (await this.meta(REDACT_PASS_META)) !== undefined
+  }
+
+  async markRedactionPending(): Promise<void> {
+    await this.setMeta(REDACT_PASS_META, (await this.meta(REDACT_PASS_META)) ?? '0')
+  }
+
+  /** Every row's hash is of its stored form (PostgreSQL stores were created under that rule). */
+  async rowHashesCurrent(): Promise<boolean> {
+    return (await this.meta(ROW_HASH_META)) === ROW_HASH_STORED
+  }
+
+  async vacuumDue(): Promise<boolean> {
+    return (await this.meta(VACUUM_DUE_META)) !== undefined
+  }
+
+  async redactStored(redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+    this.assertWritable('redact stored rows')
+    return redactStored(this.connection, redaction, analyze, progress)
   }
 
   setWritable(writable: boolean): void {

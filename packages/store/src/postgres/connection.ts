@@ -204,6 +204,8 @@ export async function migrate(connection: PgConnection): Promise<void> {
       const foreign = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1 AND tablename IN ('sessions', 'messages', 'checkpoints')", [schema])
       if ((foreign.rows[0]?.n ?? 0) > 0) throw new ShadowStoreError('CORRUPT', `schema ${schema} of ${display} holds tables that are not a shadow store; name another schema with ?schema=`)
       await db.query('CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)')
+      // every row hash of a PostgreSQL store is of the stored (redacted) event
+      await db.query("INSERT INTO meta(key, value) VALUES ('row_hash', 'stored')")
       version = 0
     }
     if (version > PG_SCHEMA_VERSION) throw tooNew(version)

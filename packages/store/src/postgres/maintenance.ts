@@ -38,6 +38,7 @@ export async function expireCheckpoint(connection: PgConnection, checkpointId: s
 
 export async function vacuum(connection: PgConnection): Promise<void> {
   for (const table of PG_TABLES) await connection.query('vacuum', `VACUUM (ANALYZE) ${table}`)
+  await connection.query('vacuum', "DELETE FROM meta WHERE key = 'vacuum_due'")
 }
 
 const REINDEX_PAGE = 2_000
@@ -98,4 +99,83 @@ export async function integrityCheck(connection: PgConnection): Promise<string[]
     WHERE m.expired_at IS NULL AND NOT (m.words @@ ('''~s:' || s.tag || '''')::tsquery)`)
   if ((unscoped[0]?.n ?? 0) > 0) problems.push(`${unscoped[0]!.n} live messages are missing from their session's index scope`)
   return problems
+}
+
+/** How a redaction pass rewrites stored text (the store's redactor and its row hash). */
+export interface StoredRedaction {
+  text(text: string): string
+  json(json: string): string
+  hash(storedJson: string): string
+}
+
+export const REDACT_PASS_META = 'redact_pass'
+export const ROW_HASH_META = 'row_hash'
+export const ROW_HASH_STORED = 'stored'
+export const VACUUM_DUE_META = 'vacuum_due'
+const REDACT_BATCH = 500
+
+async function setMeta(connection: PgConnection, key: string, value: string): Promise<void> {
+  await connection.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+}
+
+/**
+ * Redact what is already stored: message text and event JSON (with their hashes and index
+ * entries), checkpoint footers and errors, recall queries. Resumable: the last row done is kept in
+ * meta with each batch. VACUUM afterwards (old row versions hold the old text until it runs).
+ */
+export async function redactStored(connection: PgConnection, redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+  const total = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages'))[0]?.n ?? 0
+  let after = Number((await connection.query<{ value: string }>('redact stored rows', 'SELECT value FROM meta WHERE key = $1', [REDACT_PASS_META]))[0]?.value ?? 0)
+  let done = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages WHERE id <= $1', [after]))[0]?.n ?? 0
+  let changed = 0
+  for (;;) {
+    const rows = await connection.query<{ id: number; text: Buffer; event_json: Buffer; hash: string; expired_at: number | null; tag: string }>('redact stored rows',
+      'SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REDACT_BATCH])
+    if (rows.length === 0) break
+    changed += await connection.transaction('redact stored rows', async db => {
+      let count = 0
+      for (const row of rows) {
+        const text = Buffer.from(row.text).toString('utf8')
+        const json = Buffer.from(row.event_json).toString('utf8')
+        const redactedText = redaction.text(text)
+        const redactedJson = json.length === 0 ? json : redaction.json(json)
+        if (redactedText === text && redactedJson === json) {
+          // a row kept by an older version may have the hash of its unredacted event: replace it
+          const hash = redaction.hash(json)
+          if (json.length > 0 && row.hash !== hash) await db.query('UPDATE messages SET hash = $1 WHERE id = $2', [hash, row.id])
+          continue
+        }
+        const views = row.expired_at === null ? analyze(redactedText) : { words: '', grams: '' }
+        await db.query('UPDATE messages SET text = $1, event_json = $2, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
+          Buffer.from(redactedText, 'utf8'), Buffer.from(redactedJson, 'utf8'), redaction.hash(redactedJson),
+          row.expired_at === null ? tsvectorText(views.words, row.tag) : '', gramsText(views.grams), row.id])
+        count += 1
+      }
+      await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])
+      return count
+    })
+    after = rows.at(-1)!.id
+    done += rows.length
+    progress?.(done, total)
+  }
+  await connection.transaction('redact stored rows', async db => {
+    for (const row of (await db.query<{ checkpoint_id: string; footer: string | null; error: string | null }>('SELECT checkpoint_id, footer, error FROM checkpoints')).rows) {
+      const footer = row.footer === null ? null : redaction.text(row.footer)
+      const error = row.error === null ? null : redaction.text(row.error)
+      if (footer !== row.footer || error !== row.error) await db.query('UPDATE checkpoints SET footer = $1, error = $2 WHERE checkpoint_id = $3', [footer, error, row.checkpoint_id])
+    }
+    for (const row of (await db.query<{ id: number; query: string }>('SELECT id, query FROM recalls WHERE query IS NOT NULL')).rows) {
+      const query = redaction.text(row.query)
+      if (query !== row.query) await db.query('UPDATE recalls SET query = $1 WHERE id = $2', [query, row.id])
+    }
+    await db.query('DELETE FROM meta WHERE key = $1', [REDACT_PASS_META])
+  })
+  await setMeta(connection, ROW_HASH_META, ROW_HASH_STORED)
+  await setMeta(connection, VACUUM_DUE_META, 'redaction')
+  try {
+    await vacuum(connection)
+  } catch {
+    // stays due: the next vacuum() does it
+  }
+  return { rows: done, changed }
 }
