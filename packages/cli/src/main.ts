@@ -10,6 +10,8 @@ import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import {
   isCheckpointId,
   isShadowId,
+  displayLocation,
+  isPostgresLocation,
   isShadowStoreError,
   parseTimeRange,
   tagCandidates,
@@ -55,11 +57,13 @@ function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
   const home = resolve(resolveDshHome(pathOption(options.home, '--home')))
   const store = pathOption(options.store, '--store')
-  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
+  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : isPostgresLocation(store) ? store : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 
 async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean; redact?: RedactionOptions | false } = {}): Promise<T> {
-  if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
+  const shown = displayLocation(rt.storePath)
+  const missing = `no shadow store at ${shown} (use --home or --store; Shadow Context creates it on first use)`
+  if (!isPostgresLocation(rt.storePath) && !existsSync(rt.storePath) && options.create !== true) throw new CliError(missing, EXIT.notFound)
   let store: ShadowStore
   const readOnly = options.readOnly ?? true
   try {
@@ -67,11 +71,12 @@ async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>
       if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
       // a store from an older version: upgrade it in place (what dsh does at its next start), then read
       await (await ShadowStore.open(rt.storePath)).close()
-      rt.output.err(`upgraded the shadow store ${rt.storePath} to the current schema`)
+      rt.output.err(`upgraded the shadow store ${shown} to the current schema`)
       return ShadowStore.open(rt.storePath, { readOnly })
     })
   } catch (error) {
-    throw new CliError(`cannot open the shadow store ${rt.storePath}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+    if (isShadowStoreError(error, 'NOT_FOUND') && options.create !== true) throw new CliError(missing, EXIT.notFound)
+    throw new CliError(`cannot open the shadow store ${shown}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
   }
   try {
     return await run(store)
@@ -154,7 +159,7 @@ function build(invocation: Invocation): Command {
     })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
-    .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
+    .option('--store <file>', 'shadow store file, or a postgres:// connection string (default <home>/shadow-context/shadow.db)')
     .option('--json', 'machine-readable output')
     .showHelpAfterError()
 
@@ -334,6 +339,7 @@ function build(invocation: Invocation): Command {
       if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
       // Resolve what to rebuild before --fresh moves anything: a typo must not leave an empty store behind.
       const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
+      if (options.fresh === true && isPostgresLocation(rt.storePath)) throw new CliError('--fresh sets a store file aside; for a PostgreSQL store, name a new ?schema= in --store instead', EXIT.usage)
       let redact: RedactionOptions | false | undefined
       if (options.fresh === true && existsSync(rt.storePath)) {
         // only a store file is set aside: renaming a directory named by mistake would move whatever it holds

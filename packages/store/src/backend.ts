@@ -1,7 +1,7 @@
 /**
  * The storage backend seam. `ShadowStore` and its modules hold every domain rule (ids, lineage,
  * validation, the search plan and ranking, retention choice); a backend only persists rows and
- * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`).
+ * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`, `postgres/`).
  *
  * A backend's responsibilities:
  * - schema and migrations; typed `ShadowStoreError`s for its failures (locked, full, corrupt: fail closed);
@@ -129,6 +129,9 @@ export interface ShadowBackend {
   readonly path: string
   readonly schemaVersion: number
   close(): Awaitable<void>
+  /** The store's own settings (schema-independent keys: the redaction policy, the analyzer version). */
+  meta(key: string): Awaitable<string | undefined>
+  setMeta(key: string, value: string): Awaitable<void>
 
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): Awaitable<void>
   getSession(sessionId: string): Awaitable<ShadowSession | undefined>
@@ -170,6 +173,10 @@ export interface ShadowBackend {
   /** A pass redacting the stored rows is due (the policy was turned on or changed) or was interrupted. */
   redactionPending(): Awaitable<boolean>
   markRedactionPending(): Awaitable<void>
+  /** Every row's hash is of its stored (redacted) form; false for a store from before that rule. */
+  rowHashesCurrent(): Awaitable<boolean>
+  /** A vacuum is owed (text was redacted in place and may linger in free space). */
+  vacuumDue(): Awaitable<boolean>
   /** Redact every stored row, checkpoint footer and recall query in place (resumable); see the SQLite backend. */
   redactStored(
     redaction: { text(text: string): string; json(json: string): string; hash(storedJson: string): string },

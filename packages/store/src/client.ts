@@ -4,6 +4,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import { ShadowStoreError, type ShadowStoreErrorCode } from './errors.ts'
+import { displayLocation } from './postgres/connection.ts'
 import type { ShadowStore, ShadowStoreOptions } from './store.ts'
 
 type AsyncMethods<T> = {
@@ -32,7 +33,8 @@ export class ShadowStoreWorkerClient {
   private closed = false
 
   private constructor(path: string, worker: Worker) {
-    this.path = path
+    // what the store reports as its path: a connection string never with its password
+    this.path = displayLocation(path)
     this.worker = worker
     worker.on('message', (message: { id?: number; ok?: boolean; value?: unknown; error?: { name: string; code?: string; message: string } }) => {
       if (message.id === undefined) return

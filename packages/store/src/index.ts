@@ -6,6 +6,8 @@ export { ANALYZER_VERSION, analyzeQuery, anchors, camelParts, cjkBigrams, cjkWor
 export { coverage, coverageTerms, coveredTerms, fuseRankings, snippet, stem, weightedCoverage, type FusionInput, type RankedCandidate, type Snippet } from './search/ranking.ts'
 export type { Awaitable, IndexHit, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, ShadowBackend } from './backend.ts'
 export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/backend.ts'
+export { PostgresBackend } from './postgres/backend.ts'
+export { displayLocation, isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
 export { hashEventJson, rowHash, ShadowStore, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'

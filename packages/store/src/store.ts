@@ -15,6 +15,8 @@ import { Redactor, type RedactionOptions } from './redact.ts'
 import { lineage, lookupInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
+import { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+import { PostgresBackend } from './postgres/backend.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
   AppendResult,
@@ -38,7 +40,7 @@ export { hashEventJson, rowHash }
 export type { IngestOp, IngestReport, ReadOptions, ScopeOptions }
 export type { SearchHit, SearchOptions, SearchResult } from './search/types.ts'
 
-export interface ShadowStoreOptions extends SqliteBackendOptions {
+export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBackendOptions {
   /**
    * Redact secrets from stored text and event JSON (and so from the search index). The policy is
    * kept in the store: later opens without this option (the CLI's repair, another process) apply
@@ -93,48 +95,51 @@ export class ShadowStore {
     return eventJsons.map(json => this.hashOf(json))
   }
 
-  /** Open (creating if needed) a SQLite shadow store at `path`. */
+  /**
+   * Open (creating if needed) a shadow store: a SQLite file at `path`, or a PostgreSQL store when
+   * `path` is a `postgres://` (or `postgresql://`) connection string.
+   */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
     // bad redaction patterns fail before any file is touched
     const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
-    const backend = await SqliteBackend.open(path, options)
-    let redactor = given
-    if (options.redact === undefined) {
-      redactor = savedRedactor(backend.meta(REDACT_META))
-    } else if (options.readOnly !== true) {
-      // write only a change: an open must not need the write lock another process may hold
-      const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
-      if ((backend.meta(REDACT_META) ?? 'off') !== policy) {
-        // rows stored under the old policy are redacted now (pass marked before the policy, so a
-        // kill between the two still leaves it due)
-        if (given !== undefined) backend.markRedactionPending()
-        backend.setMeta(REDACT_META, policy)
+    const backend: ShadowBackend = isPostgresLocation(path) ? await PostgresBackend.open(path, options) : await SqliteBackend.open(path, options)
+    try {
+      let redactor = given
+      if (options.redact === undefined) {
+        redactor = savedRedactor(await backend.meta(REDACT_META))
+      } else if (options.readOnly !== true) {
+        // write only a change: an open must not need the write lock another process may hold
+        const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
+        if (((await backend.meta(REDACT_META)) ?? 'off') !== policy) {
+          // rows stored under the old policy are redacted now (pass marked before the policy, so a
+          // kill between the two still leaves it due)
+          if (given !== undefined) await backend.markRedactionPending()
+          await backend.setMeta(REDACT_META, policy)
+        }
       }
-    }
-    const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
-    if (options.readOnly !== true) {
-      try {
+      const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
+      if (options.readOnly !== true) {
         // a redacting store from before row hashes were of the stored form: one pass rehashes it
         // (the old hash of the unredacted event is what a dictionary attack needs)
-        if (redactor !== undefined && !backend.rowHashesCurrent()) backend.markRedactionPending()
-        if (redactor !== undefined && backend.redactionPending()) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
-        if (backend.vacuumDue()) {
+        if (redactor !== undefined && !(await backend.rowHashesCurrent())) await backend.markRedactionPending()
+        if (redactor !== undefined && (await backend.redactionPending())) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
+        if (await backend.vacuumDue()) {
           try {
-            backend.vacuum()
+            await backend.vacuum()
           } catch {
             // still owed: integrityCheck says so, the next open tries again
           }
         }
-        if (backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
-          backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
+        if ((await backend.meta('analyzer_version')) !== String(ANALYZER_VERSION)) {
+          await backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
         }
-      } catch (error) {
-        backend.close()
-        throw error
       }
+      return store
+    } catch (error) {
+      await backend.close()
+      throw error
     }
-    return store
   }
 
   get path(): string {

@@ -69,7 +69,7 @@ export const ShadowRetentionConfigSchema: z<ShadowRetentionConfig> = z.object({
 
 export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   home: z.string().description('dsh home; default $DSH_HOME, then ~/.dsh'),
-  path: z.string().description('store file; relative paths stay inside the dsh home'),
+  path: z.string().description('store file (relative paths stay inside the dsh home), or a postgres:// connection string'),
   worker: z.boolean().default(true).description('host the store in a worker thread'),
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),

@@ -87,12 +87,19 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     .filter(entry => entry.df > 0 && coverageTerms([entry.word]).length > 0)
     .toSorted((a, b) => a.df - b.df)
     .slice(0, RARE_LISTS)
+  // the lists are independent: a network backend answers them at once
+  const [all, grams, any, ...rareLists] = await Promise.all([
+    analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : none,
+    list('grams', analyzed.grams, 'or'),
+    rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
+    ...rare.map(entry => list('words', [entry.word], 'or')),
+  ])
   const lists = [
-    { name: 'all', weight: 1, items: analyzed.words.length > 1 ? (await list('words', analyzed.words, 'and')).hits : [] },
-    ...(await Promise.all(rare.map(async entry => ({ name: `rare:${entry.word}`, weight: 1, items: (await list('words', [entry.word], 'or')).hits })))),
-    { name: 'grams', weight: 1, items: (await list('grams', analyzed.grams, 'or')).hits },
+    { name: 'all', weight: 1, items: all!.hits },
+    ...rare.map((entry, index) => ({ name: `rare:${entry.word}`, weight: 1, items: rareLists[index]!.hits })),
+    { name: 'grams', weight: 1, items: grams!.hits },
+    ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
   ]
-  if (rare.length === 0 && analyzed.words.length > 0) lists.push({ name: 'any', weight: 1, items: (await list('words', analyzed.words, 'or')).hits })
   const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
   const terms = coverageTerms(analyzed.words)
   const weights = scopeWeights(terms, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
