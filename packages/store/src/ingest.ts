@@ -2,7 +2,6 @@
 import type { ShadowBackend } from './backend.ts'
 import { invalid } from './errors.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
-import { hashEventJson } from './messages.ts'
 import { ownerOf } from './scope.ts'
 import type { ShadowStore } from './store.ts'
 import type { AppendResult, CheckpointInput, ShadowSessionInput } from './types.ts'
@@ -68,7 +67,7 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
         }
         for (const [sessionId, events] of bySession) {
           const stored = new Map((await store.hashes(sessionId)).map(row => [row.seq, row.hash]))
-          const stale = events.filter(event => stored.get(event.seq) !== hashEventJson(event.eventJson))
+          const stale = events.filter(event => stored.get(event.seq) !== store.hashOf(event.eventJson))
           count(await store.append(stale.map(rowFromCaptured)))
           unchanged += events.length - stale.length
         }

@@ -12,6 +12,16 @@ export function hashEventJson(eventJson: string): string {
   return createHash('sha1').update(eventJson).digest('hex')
 }
 
+/**
+ * The hash a row keeps of its log event: of the event as stored, so redacted when the store
+ * redacts. A hash of the original next to its redacted JSON would let a dictionary recover a
+ * short secret; this one says nothing the stored row does not. Verification redacts the log
+ * event the same way and compares (redaction is deterministic). Without redaction: sha1 of the event.
+ */
+export function rowHash(eventJson: string, redactor: Redactor | undefined): string {
+  return hashEventJson(redactor === undefined ? eventJson : redactor.json(eventJson))
+}
+
 /** Validate and derive one row without writing it. */
 export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
   if (typeof input !== 'object' || input === null) throw invalid('message must be an object')
@@ -25,8 +35,8 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   if (typeof input.text !== 'string') throw invalid('text must be a string')
   if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')
   const tag = await ensureTag(sessionId)
-  // the hash is of the original event, so rows still verify against the log once redacted
-  const hash = hashEventJson(input.eventJson)
+  const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
+  const hash = hashEventJson(eventJson)
   const text = redactor === undefined ? input.text : redactor.text(input.text)
   const views = indexViews(text)
   return {
@@ -40,7 +50,7 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     toolName: optionalText(input.toolName, 'toolName'),
     callId: optionalText(input.callId, 'callId'),
     time: Math.floor(input.time),
-    eventJson: redactor === undefined ? input.eventJson : redactor.json(input.eventJson),
+    eventJson,
     text,
     tokens: input.tokens,
     tag,

@@ -5,7 +5,7 @@
 import type { MessageFilter, ShadowBackend } from './backend.ts'
 import { ShadowStoreError, invalid } from './errors.ts'
 import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
-import { assertSeq, assertString, ROLES } from './validate.ts'
+import { assertSeq, assertString, assertTime, ROLES } from './validate.ts'
 
 /** Where a read or search may look. */
 export interface ScopeOptions {
@@ -15,6 +15,11 @@ export interface ScopeOptions {
   readonly workspace?: string
   /** Widen to every session in the store (CLI use). */
   readonly allSessions?: boolean
+  /**
+   * The asking session's own rows from this seq on are out of scope (the turn that asks: its
+   * question cannot be its own answer). Ancestors are bounded by the fork point anyway.
+   */
+  readonly beforeSeq?: number
 }
 
 export interface ReadOptions {
@@ -59,11 +64,18 @@ export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions)
     for (const session of sessions) {
       if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
     }
-    return [...segments.values()]
+    return bounded([...segments.values()], scope)
   }
   const segments = await lineage(backend, scope.sessionId)
   if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
-  return segments
+  return bounded(segments, scope)
+}
+
+/** Apply `beforeSeq` to the asking session's own segment. */
+function bounded(segments: LineageSegment[], scope: ScopeOptions): LineageSegment[] {
+  if (scope.beforeSeq === undefined) return segments
+  const before = assertSeq(scope.beforeSeq, 'beforeSeq')
+  return segments.map(segment => (segment.sessionId === scope.sessionId ? { ...segment, belowSeq: Math.min(segment.belowSeq, before) } : segment))
 }
 
 /** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
@@ -80,14 +92,17 @@ export function messageFilter(segments: LineageSegment[], options: ReadOptions &
   const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
   const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
   if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)
-  if (options.timeFrom !== undefined && options.timeTo !== undefined && options.timeFrom > options.timeTo) throw invalid('time range is inverted')
+  const timeFrom = options.timeFrom === undefined ? undefined : assertTime(options.timeFrom, 'timeFrom')
+  const timeTo = options.timeTo === undefined ? undefined : assertTime(options.timeTo, 'timeTo')
+  if (timeFrom !== undefined && timeTo !== undefined && timeFrom > timeTo) throw invalid('time range is inverted')
+  if (options.roles !== undefined && !Array.isArray(options.roles)) throw invalid('roles must be an array')
   if (options.roles !== undefined) for (const role of options.roles) if (!ROLES.has(role)) throw invalid(`unknown role ${JSON.stringify(role)}`)
   return {
     segments,
     ...(fromSeq === undefined ? {} : { fromSeq }),
     ...(toSeq === undefined ? {} : { toSeq }),
-    ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
-    ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
+    ...(timeFrom === undefined ? {} : { timeFrom }),
+    ...(timeTo === undefined ? {} : { timeTo }),
     ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: options.roles }),
     ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),
     ...(options.elidedBy === undefined ? {} : { elidedBy: assertString(options.elidedBy, 'checkpoint id') }),

@@ -7,14 +7,16 @@
 import { ANALYZER_VERSION, indexViews } from './analyzer.ts'
 import type { PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
-import { parseShadowId, sessionTag } from './ids.ts'
+import { parseShadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
-import { hashEventJson, prepareMessage } from './messages.ts'
+import { hashEventJson, prepareMessage, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { lineage, lookupInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
+import { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+import { PostgresBackend } from './postgres/backend.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
   AppendResult,
@@ -34,17 +36,22 @@ import type {
 } from './types.ts'
 import { assertOptionalInt, assertSeq, assertString, optionalText } from './validate.ts'
 
-export { hashEventJson }
+export { hashEventJson, rowHash }
 export type { IngestOp, IngestReport, ReadOptions, ScopeOptions }
 export type { SearchHit, SearchOptions, SearchResult } from './search/types.ts'
 
-export interface ShadowStoreOptions extends SqliteBackendOptions {
+export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBackendOptions {
   /**
    * Redact secrets from stored text and event JSON (and so from the search index). The policy is
    * kept in the store: later opens without this option (the CLI's repair, another process) apply
    * it too; `false` turns it off. Default: whatever the store was last opened with (off if never).
    */
   readonly redact?: RedactionOptions | false
+  /**
+   * Progress of the long work an open may do: redacting the stored rows when redaction was turned
+   * on (or its patterns changed), rebuilding the index for a new analyzer.
+   */
+  readonly onProgress?: (task: 'redact' | 'reindex', done: number, total: number) => void
 }
 
 /** Where a store keeps its redaction policy, so every writer applies the same one. */
@@ -62,32 +69,82 @@ function savedRedactor(saved: string | undefined): Redactor | undefined {
 export class ShadowStore {
   readonly backend: ShadowBackend
   private readonly tags = new Map<string, string>()
+  /** Tags handed out by this store object, so two new sessions of one batch never share one. */
+  private readonly tagHolders = new Map<string, string>()
   private readonly redactor: Redactor | undefined
+  private readonly policy: RedactionOptions | null
 
   constructor(backend: ShadowBackend, options: Pick<ShadowStoreOptions, 'redact'> & { readonly redactor?: Redactor } = {}) {
     this.backend = backend
     this.redactor = options.redactor ?? (options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact))
+    this.policy = this.redactor?.options ?? null
   }
 
-  /** Open (creating if needed) a SQLite shadow store at `path`. */
+  /** The redaction policy this store applies (null: off). A verifier redacts log events alike. */
+  redactionPolicy(): RedactionOptions | null {
+    return this.policy
+  }
+
+  /** `redactionPolicy` through any store API (the worker client too). */
+  async redaction(): Promise<RedactionOptions | null> {
+    return this.policy
+  }
+
+  /** The hash a row of this log event has in this store (see `rowHash`). */
+  hashOf(eventJson: string): string {
+    return rowHash(eventJson, this.redactor)
+  }
+
+  /** `hashOf` for many events, through any store API (the worker client too). */
+  async hashesOf(eventJsons: readonly string[]): Promise<string[]> {
+    return eventJsons.map(json => this.hashOf(json))
+  }
+
+  /**
+   * Open (creating if needed) a shadow store: a SQLite file at `path`, or a PostgreSQL store when
+   * `path` is a `postgres://` (or `postgresql://`) connection string.
+   */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
     // bad redaction patterns fail before any file is touched
     const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
-    const backend = await SqliteBackend.open(path, options)
-    let redactor = given
-    if (options.redact === undefined) {
-      redactor = savedRedactor(backend.meta(REDACT_META))
-    } else if (options.readOnly !== true) {
-      // write only a change: an open must not need the write lock another process may hold
-      const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
-      if ((backend.meta(REDACT_META) ?? 'off') !== policy) backend.setMeta(REDACT_META, policy)
+    const backend: ShadowBackend = isPostgresLocation(path) ? await PostgresBackend.open(path, options) : await SqliteBackend.open(path, options)
+    try {
+      let redactor = given
+      if (options.redact === undefined) {
+        redactor = savedRedactor(await backend.meta(REDACT_META))
+      } else if (options.readOnly !== true) {
+        // write only a change: an open must not need the write lock another process may hold
+        const policy = options.redact === false ? 'off' : JSON.stringify(options.redact)
+        if (((await backend.meta(REDACT_META)) ?? 'off') !== policy) {
+          // rows stored under the old policy are redacted now (pass marked before the policy, so a
+          // kill between the two still leaves it due)
+          if (given !== undefined) await backend.markRedactionPending()
+          await backend.setMeta(REDACT_META, policy)
+        }
+      }
+      const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
+      if (options.readOnly !== true) {
+        // a redacting store from before row hashes were of the stored form: one pass rehashes it
+        // (the old hash of the unredacted event is what a dictionary attack needs)
+        if (redactor !== undefined && !(await backend.rowHashesCurrent())) await backend.markRedactionPending()
+        if (redactor !== undefined && (await backend.redactionPending())) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
+        if (await backend.vacuumDue()) {
+          try {
+            await backend.vacuum()
+          } catch {
+            // still owed: integrityCheck says so, the next open tries again
+          }
+        }
+        if ((await backend.meta('analyzer_version')) !== String(ANALYZER_VERSION)) {
+          await backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
+        }
+      }
+      return store
+    } catch (error) {
+      await backend.close()
+      throw error
     }
-    const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
-    if (options.readOnly !== true && backend.meta('analyzer_version') !== String(ANALYZER_VERSION)) {
-      backend.reindex(indexViews, ANALYZER_VERSION)
-    }
-    return store
   }
 
   get path(): string {
@@ -139,13 +196,17 @@ export class ShadowStore {
       this.tags.set(sessionId, existing.tag)
       return existing.tag
     }
-    const tag = sessionTag(sessionId)
-    const holder = await this.backend.getSessionByTag(tag)
-    if (holder !== undefined && holder.sessionId !== sessionId) {
-      throw new ShadowStoreError('CONFLICT', `session tag ${tag} of ${sessionId} is already used by ${holder.sessionId}`)
+    // a collision takes the next longer prefix of the session's own digest (see ids.ts)
+    for (const tag of tagCandidates(sessionId)) {
+      const reserved = this.tagHolders.get(tag)
+      if (reserved !== undefined && reserved !== sessionId) continue
+      const holder = await this.backend.getSessionByTag(tag)
+      if (holder !== undefined && holder.sessionId !== sessionId) continue
+      this.tags.set(sessionId, tag)
+      this.tagHolders.set(tag, sessionId)
+      return tag
     }
-    this.tags.set(sessionId, tag)
-    return tag
+    throw new ShadowStoreError('CONFLICT', `every tag of session ${sessionId} is already used by another session`)
   }
 
   // ---- messages -------------------------------------------------------------------------------
@@ -288,7 +349,17 @@ export class ShadowStore {
       timeTo: times.length === 0 ? null : Math.max(...times),
       messageCount: seqs.length,
     }
-    await this.backend.putCheckpoint({ ...input, checkpointId, sessionId, shadowedSeqs: seqs }, derived)
+    const redact = (value: string | null | undefined): string | null | undefined => (value === undefined || value === null || this.redactor === undefined ? value : this.redactor.text(value))
+    const footer = redact(input.footer)
+    const error = redact(input.error)
+    await this.backend.putCheckpoint({
+      ...input,
+      checkpointId,
+      sessionId,
+      shadowedSeqs: seqs,
+      ...(footer === undefined ? {} : { footer }),
+      ...(error === undefined ? {} : { error }),
+    }, derived)
     return (await this.backend.getCheckpoint(checkpointId))!
   }
 
@@ -311,8 +382,11 @@ export class ShadowStore {
     const sessionId = assertString(input?.sessionId, 'sessionId')
     if (!['search', 'read', 'proactive'].includes(input.kind)) throw invalid('recall kind must be search, read or proactive')
     if (!Array.isArray(input.shadowIds)) throw invalid('shadowIds must be an array')
-    const id = await this.backend.addRecall({ ...input, sessionId })
-    return { ...input, sessionId, recallId: id }
+    // a query is what the model typed, and may carry a pasted secret like any message
+    const query = input.query === undefined || input.query === null || this.redactor === undefined ? input.query : this.redactor.text(String(input.query))
+    const recall = { ...input, sessionId, ...(query === undefined ? {} : { query }) }
+    const id = await this.backend.addRecall(recall)
+    return { ...recall, recallId: id }
   }
 
   async recalls(sessionId: string): Promise<ShadowRecall[]> {
@@ -353,6 +427,17 @@ export class ShadowStore {
   /** Give the space retention freed back to the file system (rewrites the file; can take a while). */
   async vacuum(): Promise<void> {
     await this.backend.vacuum()
+  }
+
+  /**
+   * Redact everything already stored with this store's policy (rows, index, checkpoint footers,
+   * recall queries). Runs by itself when an open turns redaction on or changes its patterns;
+   * resumable. Rows a stricter policy changes get the hash of their new stored form.
+   */
+  async redactStored(progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+    const redactor = this.redactor
+    if (redactor === undefined) return { rows: 0, changed: 0 }
+    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, indexViews, progress)
   }
 
   /** Rebuild the search indexes from stored text. */

@@ -74,6 +74,52 @@ describe('schema v4: single-token MATCH expressions', () => {
   })
 })
 
+describe('schema v4: what the recall search asks of the substring index', () => {
+  it('answers existence checks and counts with true substrings only, and checks a light read past its cut', async () => {
+    const dir = tempDir()
+    const store = await ShadowStore.open(join(dir.path, 'v4.db'))
+    const WORD = '数据库连接池'
+    await store.append([
+      message('c', 1, `${WORD}满了，需要调大`),
+      // newer rows holding every trigram of the word, apart: candidates of the AND, not matches
+      ...Array.from({ length: 40 }, (_, index) => message('c', 2 + index, `数据库，据库连，库连接，连接池 ${index}`)),
+      // the term lies past what a light read returns
+      message('c', 50, `${'filler '.repeat(40_000)} see needle/path.ts`),
+    ])
+    const segments = await store.scopeSegments({ sessionId: 'c' })
+    const exists = async (term: string): Promise<number[]> => (await store.backend.searchIndex({ segments, index: 'grams', terms: [term], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })).hits.map(hit => hit.message.seq)
+    expect(await exists(WORD)).toEqual([1])
+    expect(await exists('needle/path.ts')).toEqual([50])
+    expect(await exists('needle/path.js')).toEqual([])
+    expect(await store.backend.documentFrequencies({ segments, index: 'grams', terms: [WORD, '数据库', 'needle/path.ts'], cap: 2_000 })).toEqual([1, 41, 1])
+    await store.close()
+    dir.cleanup()
+  })
+
+  it('a redaction pass keeps the event JSON packed, its size and hash those of the redacted JSON', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'v4.db')
+    const SECRET = 'hunter2-secret'
+    const plain = await ShadowStore.open(path, { redact: false })
+    await plain.append([message('r', 1, `the password: ${SECRET} was rotated yesterday afternoon`)])
+    await plain.close()
+    const store = await ShadowStore.open(path, { redact: {} })
+    const [row] = await store.read({ sessionId: 'r' })
+    expect(row!.text).not.toContain(SECRET)
+    expect(row!.eventJson).toContain(JSON.stringify(row!.text).slice(1, -1))
+    expect(row!.hash).toBe(store.hashOf(row!.eventJson))
+    expect((await store.search('rotated', { sessionId: 'r' })).hits.map(hit => hit.message.seq)).toEqual([1])
+    await store.close()
+    const raw = new DatabaseSync(path, { readOnly: true })
+    const stored = raw.prepare('SELECT event_json, event_bytes FROM messages').get() as { event_json: unknown; event_bytes: number }
+    raw.close()
+    expect(stored.event_json).toBeInstanceOf(Uint8Array)
+    expect(unpackEventJson(stored.event_json, row!.text)).toBe(row!.eventJson)
+    expect(stored.event_bytes).toBe(Buffer.byteLength(row!.eventJson, 'utf8'))
+    dir.cleanup()
+  })
+})
+
 describe('schema v4 migration', () => {
   /** A store exactly as schema v3 wrote it: rows, plain event JSON, and v3 index entries with scope tokens. */
   function v3Store(file: string): Array<{ sessionId: string; seq: number; text: string; json: string }> {

@@ -1,3 +1,5 @@
+import { bestPassage, coveredWeight, indexTerm, passageSnippet, scanTerms } from './passage.ts'
+
 /**
  * Ranking policy over index candidates: plain functions, no SQL. The backend scores candidates
  * within one index (BM25 for FTS5); this module fuses the word and substring lists, breaks ties,
@@ -51,80 +53,23 @@ const STOPWORDS = new Set([
   'your', 'their', 'its', 'us', 'me', 'them', 'this', 'that', 'these', 'those', 'there', 'here', 'what', 'which', 'who',
   'whom', 'whose', 'when', 'where', 'why', 'how', 'not', 'no', 'yes', 'so', 'if', 'then', 'than', 'too', 'very', 'just',
   'also', 'again', 'any', 'all', 'some', 'one', 'get', 'got', 'let', 'please', 'tell', 'show', 'find', 'look', 'know',
+  // words about the conversation itself ("did we ever discuss …"), not its topic
+  'ever', 'discuss', 'discussed', 'discussion', 'mention', 'mentioned', 'talk', 'talked', 'say', 'said',
 ])
 
-/** A deliberately crude stemmer: enough to let "databases" meet "database" and "decided" meet "decide". */
+/** The index's own stem of a token (Porter, as FTS5 `porter`): ranking and index agree on every word. */
 export function stem(word: string): string {
-  const lower = word.toLowerCase()
-  if (lower.length <= 3 || !/^[a-z]+$/.test(lower)) return lower
-  for (const [suffix, replacement] of [['ies', 'y'], ['ing', ''], ['ed', ''], ['es', ''], ['s', '']] as const) {
-    if (lower.endsWith(suffix) && lower.length - suffix.length >= 3) return lower.slice(0, lower.length - suffix.length) + replacement
-  }
-  return lower
+  return indexTerm(word)
 }
 
 /** Query terms that count toward coverage: no stopwords, no single Latin letters. */
 export function coverageTerms(words: readonly string[]): string[] {
-  return [...new Set(words.filter(word => !STOPWORDS.has(word) && !(/^[a-z0-9]$/.test(word))).map(stem))]
+  return [...new Set(words.filter(word => !STOPWORDS.has(word.toLowerCase()) && !(/^[a-z0-9]$/i.test(word))).map(stem))]
 }
 
-const TOKEN = /[\p{L}\p{N}]+/gu
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
-
-/** Which of the coverage terms a text contains (as stemmed tokens, camelCase parts, or CJK substrings). */
+/** Which of the coverage terms a text contains (whole tokens, camelCase parts, CJK substrings); linear, capped. */
 export function coveredTerms(text: string, terms: readonly string[]): boolean[] {
-  if (terms.length === 0) return []
-  const sample = text.length > 200_000 ? text.slice(0, 200_000) : text
-  const lower = sample.toLowerCase()
-  // Lowercasing that changes lengths (rare scripts) breaks the offset mapping: tokenize everything.
-  if (lower.length !== sample.length) return coveredTermsByTokens(sample, lower, terms)
-  return terms.map(term => {
-    if (CJK.test(term) && lower.includes(term)) return true
-    // A token whose stem is `term` contains `term` lowercased (stems only cut suffixes), except
-    // "-ies" -> "-y", which keeps all but the final y. Look only around those occurrences.
-    const probe = term.length > 1 && term.endsWith('y') ? term.slice(0, -1) : term
-    if (probe.length === 0 || !ONLY_TOKEN.test(probe)) return false
-    for (let at = lower.indexOf(probe); at !== -1; at = lower.indexOf(probe, at + 1)) {
-      let start = at
-      for (let step = tokenCharBefore(sample, start); step > 0; step = tokenCharBefore(sample, start)) start -= step
-      let end = at + probe.length
-      for (let step = tokenCharAt(sample, end); step > 0; step = tokenCharAt(sample, end)) end += step
-      const token = sample.slice(start, end)
-      if (stem(token) === term) return true
-      for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) if (stem(part) === term) return true
-    }
-    return false
-  })
-}
-
-const ONLY_TOKEN = /^[\p{L}\p{N}]+$/u
-const TOKEN_CHAR = /^[\p{L}\p{N}]$/u
-
-/** Length in code units of the token character starting at `index`, 0 when there is none. */
-function tokenCharAt(text: string, index: number): number {
-  if (index >= text.length) return 0
-  const point = text.codePointAt(index)!
-  const size = point > 0xffff ? 2 : 1
-  return TOKEN_CHAR.test(text.slice(index, index + size)) ? size : 0
-}
-
-/** Length in code units of the token character ending just before `index`, 0 when there is none. */
-function tokenCharBefore(text: string, index: number): number {
-  if (index <= 0) return 0
-  const low = text.charCodeAt(index - 1)
-  const size = low >= 0xdc00 && low <= 0xdfff && index >= 2 && text.charCodeAt(index - 2) >= 0xd800 && text.charCodeAt(index - 2) <= 0xdbff ? 2 : 1
-  return TOKEN_CHAR.test(text.slice(index - size, index)) ? size : 0
-}
-
-/** The reference definition: every token, stemmed, with its camelCase parts. */
-export function coveredTermsByTokens(sample: string, lower: string, terms: readonly string[]): boolean[] {
-  const tokens = new Set<string>()
-  for (const match of sample.matchAll(TOKEN)) {
-    const token = match[0]
-    tokens.add(stem(token))
-    for (const part of token.split(/(?<=[a-z0-9])(?=[A-Z])/)) tokens.add(stem(part))
-  }
-  return terms.map(term => tokens.has(term) || (CJK.test(term) && lower.includes(term)))
+  return scanTerms(text, terms).covered
 }
 
 /** Share of the coverage terms a text contains. */
@@ -139,71 +84,22 @@ export function coverage(text: string, terms: readonly string[]): number {
  */
 export function weightedCoverage(text: string, terms: readonly string[], weights: ReadonlyMap<string, number>): number {
   if (terms.length === 0) return 0
-  const hits = coveredTerms(text, terms)
-  let total = 0
-  let covered = 0
-  terms.forEach((term, index) => {
-    const weight = weights.get(term) ?? 1
-    total += weight
-    if (hits[index]) covered += weight
-  })
-  return total === 0 ? 0 : covered / total
+  return coveredWeight(scanTerms(text, terms), terms, weights)
 }
 
 export interface Snippet {
   readonly text: string
-  /** Literal pieces of the query found in the message (lowercased). */
+  /** Query pieces found in the message (lowercased, whole tokens). */
   readonly matched: readonly string[]
 }
 
 /**
- * A window of the text around the densest cluster of query literals, with each occurrence
- * wrapped in `**…**`. Falls back to the head of the text when no literal occurs.
+ * A window of the text around the densest cluster of the query's words, each whole-token match
+ * wrapped in `**…**` ("on" is not marked inside "section"). Falls back to the head of the text.
  */
 export function snippet(text: string, literals: readonly string[], width = 240): Snippet {
-  const lower = text.toLowerCase()
-  const needles = literals.filter(literal => literal.length > 0)
-  const positions: Array<{ at: number; length: number; literal: string }> = []
-  for (const needle of needles) {
-    let from = 0
-    for (let count = 0; count < 50; count += 1) {
-      const at = lower.indexOf(needle, from)
-      if (at === -1) break
-      positions.push({ at, length: needle.length, literal: needle })
-      from = at + needle.length
-    }
-  }
-  if (positions.length === 0) {
-    const head = text.slice(0, width).replace(/\s+/g, ' ').trim()
-    return { text: text.length > width ? `${head}…` : head, matched: [] }
-  }
-  positions.sort((a, b) => a.at - b.at)
-  // Pick the window start that covers the most distinct literals.
-  let best = positions[0]!.at
-  let bestCount = -1
-  for (const anchor of positions) {
-    const inside = new Set(positions.filter(p => p.at >= anchor.at && p.at + p.length <= anchor.at + width).map(p => p.literal))
-    if (inside.size > bestCount) {
-      bestCount = inside.size
-      best = anchor.at
-    }
-  }
-  const start = Math.max(0, best - Math.floor(width / 4))
-  const end = Math.min(text.length, start + width)
-  const inWindow = positions.filter(p => p.at >= start && p.at + p.length <= end)
-  let out = ''
-  let cursor = start
-  const used: Array<{ at: number; length: number }> = []
-  for (const p of inWindow) {
-    if (used.some(u => p.at < u.at + u.length)) continue
-    out += text.slice(cursor, p.at) + '**' + text.slice(p.at, p.at + p.length) + '**'
-    cursor = p.at + p.length
-    used.push(p)
-  }
-  out += text.slice(cursor, end)
-  const flat = out.replace(/\s+/g, ' ').trim()
-  return {
-    text: `${start > 0 ? '…' : ''}${flat}${end < text.length ? '…' : ''}`,
-    matched: [...new Set(positions.map(p => p.literal))],
-  }
+  const terms = coverageTerms(literals.flatMap(literal => [...literal.matchAll(/[\p{L}\p{N}\p{M}]+/gu)].map(match => match[0])))
+  const scan = scanTerms(text, terms)
+  const passage = bestPassage(text, scan, terms, new Map(), width * 2)
+  return passageSnippet(text, passage, scan, literals, width)
 }

@@ -1,11 +1,14 @@
 /** Search units: a tool call and its result rank as one, looked up for the leading candidates. */
-import type { IndexHit, ShadowBackend } from '../backend.ts'
+import type { IndexHit, MessageFilter, ShadowBackend } from '../backend.ts'
+import { SHORT_REPLY_CHARS } from './values.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import type { RankedCandidate } from './ranking.ts'
 
 export interface SearchUnit {
   readonly message: ShadowMessage
   readonly call?: ShadowMessage
+  /** The question a short reply answers (the unit is represented by the reply). */
+  readonly question?: ShadowMessage
   /** What coverage and the snippet are computed on (call and result together for a unit). */
   readonly text: string
   readonly score: number
@@ -62,4 +65,47 @@ export async function callUnits(backend: ShadowBackend, fused: ReadonlyArray<Ran
     add({ message, text: message.text, score: entry.score })
   }
   return [...units.values()]
+}
+
+const QUESTION = /[?？]|吗|呢/u
+
+/**
+ * Fold a question into the short reply that answers it: "what timeout should the client use?" →
+ * "make it 45". The reply holds the answer but none of the question's words, so alone it would
+ * never be found; together they rank as one unit, represented by the reply. Looked up for the
+ * leading user and assistant candidates that ask something; the reply is the next message of
+ * the other speaker within two messages, if it is short.
+ */
+export async function answerUnits(backend: ShadowBackend, units: readonly SearchUnit[], segments: readonly LineageSegment[], filter: MessageFilter, pairable: ReadonlySet<string>): Promise<SearchUnit[]> {
+  const out: SearchUnit[] = []
+  const taken = new Set(units.map(unit => messageKey(unit.message)))
+  for (const unit of units) {
+    const message = unit.message
+    const asks = unit.call === undefined && (message.role === 'user' || message.role === 'assistant') && pairable.has(messageKey(message)) && QUESTION.test(message.text)
+    if (!asks) {
+      out.push(unit)
+      continue
+    }
+    const segment = segments.find(candidate => candidate.sessionId === message.sessionId)
+    if (segment === undefined) {
+      out.push(unit)
+      continue
+    }
+    const next = await backend.readMessages({
+      ...filter,
+      segments: [segment],
+      fromSeq: message.seq + 1,
+      toSeq: message.seq + 2,
+      roles: [message.role === 'user' ? 'assistant' : 'user'],
+      limit: 1,
+    })
+    const reply = next[0]
+    if (reply === undefined || reply.callId !== null || reply.text.length > SHORT_REPLY_CHARS || reply.text.trim().length === 0 || taken.has(messageKey(reply))) {
+      out.push(unit)
+      continue
+    }
+    taken.add(messageKey(reply))
+    out.push({ message: reply, question: message, text: `${message.text}\n${reply.text}`, score: unit.score })
+  }
+  return out
 }

@@ -47,6 +47,8 @@ export class SqliteBackend implements ShadowBackend {
   readonly schemaVersion = SCHEMA_VERSION
   private readonly conn: SqliteConnection
   private readonly identity: string | undefined
+  /** Identities of the -wal and -shm files: committed rows live in the WAL until a checkpoint. */
+  private readonly companions = new Map<string, string | undefined>()
 
   /**
    * Open (creating if needed) a database. `node:sqlite` is loaded here, not at import time: a
@@ -84,6 +86,8 @@ export class SqliteBackend implements ShadowBackend {
           db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`)
         }
         migrate(this.conn)
+        // a killed rebuild's tables and triggers would slow every write: drop them
+        if (maintenance.pendingRebuild(this.conn)?.alive === false) maintenance.dropRebuild(this.conn)
       } else {
         checkSchema(this.conn)
       }
@@ -91,6 +95,7 @@ export class SqliteBackend implements ShadowBackend {
       db.close()
       throw sqliteError(error, `open ${path}`)
     }
+    if (this.identity !== undefined && !readOnly) for (const suffix of ['-wal', '-shm']) this.companions.set(suffix, fileIdentity(`${path}${suffix}`))
   }
 
   meta(key: string): string | undefined { return this.conn.meta(key) }
@@ -124,6 +129,12 @@ export class SqliteBackend implements ShadowBackend {
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
     return maintenance.reindex(this.conn, analyze, version, progress)
   }
+  redactionPending(): boolean { return maintenance.redactionPending(this.conn) }
+  markRedactionPending(): void { maintenance.markRedactionPending(this.conn) }
+  rowHashesCurrent(): boolean { return maintenance.rowHashesCurrent(this.conn) }
+  redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
+    return maintenance.redactStored(this.conn, redaction, analyze, progress)
+  }
   setWritable(writable: boolean): void { maintenance.setWritable(this.conn, writable) }
   /** Merge FTS segments (makes rare-term lookups much faster after bulk ingest). */
   optimize(): void { maintenance.optimize(this.conn) }
@@ -132,13 +143,31 @@ export class SqliteBackend implements ShadowBackend {
   retentionCandidates(): RetentionCandidate[] { return maintenance.retentionCandidates(this.conn) }
   expireCheckpoint(checkpointId: string, time: number): { rows: number; bytes: number } { return maintenance.expireCheckpoint(this.conn, checkpointId, time) }
   vacuum(): void { maintenance.vacuum(this.conn) }
+  /** A vacuum is owed (text was redacted in place and may sit in free pages). */
+  vacuumDue(): boolean { return maintenance.vacuumDue(this.conn) }
   integrityCheck(): string[] { return maintenance.integrityCheck(this.conn) }
 
+  /**
+   * The file, its -wal and its -shm are the ones this connection opened. SQLite keeps writing to a
+   * deleted WAL through its open handle: those commits vanish at the next restart, so a deleted or
+   * replaced WAL fails closed like a deleted database. (SQLite never removes the WAL while a
+   * connection, this one, is open.)
+   */
   assertInPlace(): void {
     if (this.identity === undefined) return
     const now = fileIdentity(this.path)
     if (now !== this.identity) {
       throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path} was ${now === undefined ? 'deleted' : 'replaced'} while open; writes to it would be lost (restart dsh: the store is rebuilt from the dsh logs)`)
+    }
+    for (const [suffix, known] of this.companions) {
+      const current = fileIdentity(`${this.path}${suffix}`)
+      if (known === undefined) {
+        this.companions.set(suffix, current)
+        continue
+      }
+      if (current !== known) {
+        throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path}${suffix} was ${current === undefined ? 'deleted' : 'replaced'} while open; recent writes to it would be lost (restart dsh: the store is rebuilt from the dsh logs)`)
+      }
     }
   }
 }

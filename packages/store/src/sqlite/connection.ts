@@ -72,6 +72,11 @@ export class SqliteConnection {
     return statement
   }
 
+  /** Forget prepared statements (after tables they name were dropped and renamed). */
+  clearStatements(): void {
+    this.statements.clear()
+  }
+
   guard<T>(action: string, run: () => T): T {
     if (this.closed) throw new ShadowStoreError('CLOSED', 'shadow store is closed')
     try {

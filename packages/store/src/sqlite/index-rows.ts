@@ -26,13 +26,21 @@ export function scopeToken(tag: string): string {
   return token
 }
 
-export function indexMessage(conn: SqliteConnection, id: number, views: { readonly words: string; readonly grams: string }, tag: string): void {
-  const scope = scopeToken(tag)
-  conn.stmt('INSERT INTO messages_words(rowid, body) VALUES (?, ?)').run(id, `${views.words}\n${scope}`)
-  if (views.grams.length > 0) conn.stmt('INSERT INTO messages_grams(rowid, body) VALUES (?, ?)').run(id, `${scope}\n${views.grams}`)
+/** The two index tables written: the live ones, or the ones a reindex builds beside them. */
+export interface IndexTables {
+  readonly words: string
+  readonly grams: string
 }
 
-export function unindexMessage(conn: SqliteConnection, id: number): void {
-  conn.stmt('DELETE FROM messages_words WHERE rowid = ?').run(id)
-  conn.stmt('DELETE FROM messages_grams WHERE rowid = ?').run(id)
+export const LIVE_INDEX: IndexTables = { words: 'messages_words', grams: 'messages_grams' }
+
+export function indexMessage(conn: SqliteConnection, id: number, views: { readonly words: string; readonly grams: string }, tag: string, tables: IndexTables = LIVE_INDEX): void {
+  const scope = scopeToken(tag)
+  conn.stmt(`INSERT INTO ${tables.words}(rowid, body) VALUES (?, ?)`).run(id, `${views.words}\n${scope}`)
+  if (views.grams.length > 0) conn.stmt(`INSERT INTO ${tables.grams}(rowid, body) VALUES (?, ?)`).run(id, `${scope}\n${views.grams}`)
+}
+
+export function unindexMessage(conn: SqliteConnection, id: number, tables: IndexTables = LIVE_INDEX): void {
+  conn.stmt(`DELETE FROM ${tables.words} WHERE rowid = ?`).run(id)
+  conn.stmt(`DELETE FROM ${tables.grams} WHERE rowid = ?`).run(id)
 }

@@ -1,5 +1,5 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
-import type { MessageFilter } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 import { unpackEventJson } from './event-json.ts'
@@ -7,8 +7,8 @@ import { unpackEventJson } from './event-json.ts'
 export type Row = Record<string, unknown>
 
 export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by, m.expired_at'
-/** The same without the event JSON, for search candidates (most are ranked and dropped). */
-export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json")
+/** The same without the event JSON and with the text cut, for search candidates (most are ranked and dropped). */
+export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_TEXT_CHARS}) AS text`)
 
 export function toMessage(row: Row): ShadowMessage {
   const text = decodeText(row['text'])

@@ -6,20 +6,25 @@ export interface Migration {
 }
 
 /**
- * The two full-text indexes (v4). Contentless (the text lives once, in messages.text) and
- * `detail=none`: they hold rowids only, no positions, a quarter of the v3 size. Phrases are
- * not supported on such tables: `terms.ts` turns every query term into an AND of single tokens
- * (trigrams for `grams`), and substring candidates are checked against the text. Each entry
- * ends with its session's scope token (`index-rows.ts`).
+ * The two full-text indexes (v4), by table name: the live ones and the ones a reindex builds
+ * beside them. Contentless (the text lives once, in messages.text) and `detail=none`: they hold
+ * rowids only, no positions, a quarter of the v3 size. Phrases are not supported on such tables:
+ * `terms.ts` turns every query term into an AND of single tokens (trigrams for `grams`), and
+ * substring candidates are checked against the text. Each entry carries its session's scope
+ * token (`index-rows.ts`), so a session-scoped query is one index lookup rather than a join.
  */
-export const INDEX_TABLES_SQL = `
-  CREATE VIRTUAL TABLE messages_words USING fts5(
+export function indexTablesSql(words: string, grams: string): string {
+  return `
+  CREATE VIRTUAL TABLE ${words} USING fts5(
     body, content='', contentless_delete=1, detail=none, tokenize='porter unicode61 remove_diacritics 2'
   );
-  CREATE VIRTUAL TABLE messages_grams USING fts5(
+  CREATE VIRTUAL TABLE ${grams} USING fts5(
     body, content='', contentless_delete=1, detail=none, tokenize='trigram'
   );
 `
+}
+
+export const INDEX_TABLES_SQL = indexTablesSql('messages_words', 'messages_grams')
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -101,8 +106,8 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX recalls_session ON recalls(session_id, time);
 
-      -- Contentless indexes: the text lives once, in messages.text. "scope" holds the session tag
-      -- as a token, so a session-scoped query is one index lookup rather than a join.
+      -- Contentless indexes: the text lives once, in messages.text. v3 layout ("scope" holds the
+      -- session tag as a token), replaced by v4; frozen here so old migrations stay what they were.
       CREATE VIRTUAL TABLE messages_words USING fts5(
         body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
       );

@@ -8,20 +8,22 @@
  * a token collision of two tags) by the join.
  */
 import { ftsString } from '../analyzer.ts'
-import type { FrequencyQuery, IndexQuery, IndexResult, MessageFilter } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { unboundedSessions } from '../filter.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { scopeToken } from './index-rows.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
-import { gramsMatch, holdsTerms, wordsMatch } from './terms.ts'
+import { CANDIDATE_COLUMNS, decodeText, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
+import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
 
 /** Above this many sessions a scope is filtered on the joined row only, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
 /** Ranked substring candidates are read this many times over: the text check drops the false ones. */
 const GRAMS_OVERREAD = 2
-/** Batches of `limit` newest substring candidates read at most (bounds a query whose trigrams mislead). */
+/** Batches of newest substring candidates read at most (bounds a query whose trigrams mislead). */
 const GRAMS_BATCHES = 4
+/** Newest substring candidates read per batch at least: an existence check (limit 1) survives a few false ones. */
+const GRAMS_MIN_BATCH = 32
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
@@ -42,21 +44,27 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
       }
     }
     const limit = Math.max(1, Math.floor(query.limit))
-    const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
-    // The AND of a term's trigrams also matches texts holding them apart: check the text.
-    const verify = query.index === 'grams' ? (message: ShadowMessage): boolean => holdsTerms(message.text, query.terms, query.operator) : undefined
+    const light = query.light === true
+    // stored_bytes: whether a light read cut the text (CANDIDATE_COLUMNS cuts the UTF-8 bytes)
+    const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid, length(m.text) AS stored_bytes`
+    // The AND of a term's trigrams also matches texts holding them apart: check the text, the
+    // whole of it (a term past a light read's cut is still a match).
+    const verify = query.index === 'grams'
+      ? (message: ShadowMessage, row: Row): boolean => holdsTerms(message.text, query.terms, query.operator)
+        || (light && (row['stored_bytes'] as number) > CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
+      : undefined
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
       const sql = `SELECT f.rowid AS rid, ${columns} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
         WHERE ${table} MATCH ? AND f.rowid <= ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
-      const want = limit
+      const want = verify === undefined ? limit : Math.max(limit, GRAMS_MIN_BATCH)
       const messages: ShadowMessage[] = []
       let below = Number.MAX_SAFE_INTEGER
       for (let batch = 0; batch < (verify === undefined ? 1 : GRAMS_BATCHES) && messages.length < limit; batch += 1) {
         const rows = conn.stmt(sql).all(match, below, ...filterParams as never[], want) as Row[]
         for (const row of rows) {
           const message = toMessage(row)
-          if (verify === undefined || verify(message)) messages.push(message)
+          if (verify === undefined || verify(message, row)) messages.push(message)
         }
         if (rows.length < want) break
         below = (rows.at(-1)!['rid'] as number) - 1
@@ -80,7 +88,9 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
       : `SELECT f.rowid AS id, bm25(${table}) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
     const rows = conn.stmt(`SELECT ${columns}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`)
       .all(match, floor, ...filterParams as never[], want) as Row[]
-    const hits = rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })).filter(hit => verify === undefined || verify(hit.message))
+    const hits = rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number), row }))
+      .filter(hit => verify === undefined || verify(hit.message, hit.row))
+      .map(({ message, score }) => ({ message, score }))
     return { hits: hits.slice(0, limit), windowed: floor > 0 }
   }))
 }
@@ -90,13 +100,35 @@ export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuer
   return conn.guard('count terms', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = query.global === true || wholeStore(conn, query.segments)
+    const cap = Math.max(1, Math.floor(query.cap))
     const count = conn.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
     return query.terms.map(term => {
       const terms = query.index === 'words' ? wordsMatch([term], 'or', split) : gramsMatch([term], 'or')
       if (terms === undefined) return 0
-      return (count.get(scoped(terms, query.segments, whole), Math.max(1, Math.floor(query.cap))) as Row)['n'] as number
+      const match = scoped(terms, query.segments, whole)
+      // one trigram is the term itself; the AND of several also counts texts holding them apart
+      if (query.index === 'words' || trigrams(term).length <= 1) return (count.get(match, cap) as Row)['n'] as number
+      return substringFrequency(conn, match, term, cap)
     })
   }))
+}
+
+/**
+ * Messages holding a substring term among the candidates of its trigram AND, counted up to
+ * `cap` candidates (a capped count stays `cap`: a common term is not made rare by the check).
+ */
+function substringFrequency(conn: SqliteConnection, match: string, term: string, cap: number): number {
+  const check = substringCheck([term], 'or')
+  const rows = conn.stmt(`SELECT m.text FROM messages_grams f CROSS JOIN messages m ON m.id = f.rowid
+    WHERE messages_grams MATCH ?${check === undefined ? '' : ` AND ${check.sql}`} LIMIT ?`).all(match, ...(check?.params ?? []), cap) as Row[]
+  if (rows.length >= cap) return cap
+  return rows.filter(row => holdsTerms(decodeText(row['text']), [term], 'or')).length
+}
+
+/** A message's whole text (a light read cut it). */
+function fullText(conn: SqliteConnection, id: number): string {
+  const row = conn.stmt('SELECT text FROM messages WHERE id = ?').get(id) as Row | undefined
+  return row === undefined ? '' : decodeText(row['text'])
 }
 
 /**
