@@ -1,7 +1,8 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
-// The browser end-to-end run (`npm run test:web`): not part of `npm test`, because it needs a
-// Chromium on the machine; CI runs the browser-free slice in packages/context/tests/web-*.test.ts.
+// The browser end-to-end run, the second half of `npm test` (after the main suite): it needs a
+// Chromium and a CJK font, which `.ci/run` installs with apt-get when they are missing.
 export default defineConfig({
   test: {
     root: import.meta.dirname,
@@ -9,6 +10,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    // no test may fall back to the user's ~/.dsh
+    setupFiles: [fileURLToPath(new URL('../testing/src/test-home.ts', import.meta.url))],
     reporters: ['default'],
   },
 })

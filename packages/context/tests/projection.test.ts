@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
@@ -68,6 +70,8 @@ describe('shadowContext projection on real dsh', () => {
     await harness.play(plain, scenario.turns.slice(0, 5).map(turn => ({ ...turn, steps: [{ kind: 'text', text: 'plain answer' }] })))
     harness.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: 'staging database port' } }] }, { kind: 'text', text: 'found it' })
     await harness.send(shadow, 'Which port did we pick for staging?')
+    // the preset's rows name no home: their store is the harness's, not the user's ~/.dsh
+    expect(existsSync(join(harness.home, 'shadow-context', 'shadow.db'))).toBe(true)
 
     const registry = harness.ctx.sessionProjections
     const shadowValue = registry.snapshot(shadow.session).values[PROJECTION_KEY] as ShadowContextView

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ANALYZER_VERSION, analyzeQuery, indexViews, MAX_QUERY_CHARS } from './analyzer.ts'
-import type { Awaitable, IndexHit, IndexResult, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
+import type { Awaitable, ForgetCounts, IndexHit, IndexResult, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { parseShadowId, sessionTag, shadowId } from './ids.ts'
@@ -878,5 +878,32 @@ export class ShadowStore {
   /** Rebuild the search indexes from stored text. */
   async reindex(progress?: (done: number, total: number) => void): Promise<number> {
     return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)
+  }
+
+  /**
+   * Forget one session: its rows, index entries, checkpoints and recalls (e.g. after pasting a
+   * secret). A fork reads its parent's rows below the fork point by reference, so forgetting a
+   * session that has forks would take their shared history too: that is refused (CONFLICT) unless
+   * `force`, which forgets the forks (and theirs) with it. `vacuum` also rewrites the file so the
+   * deleted text is gone from disk, not just unreachable. The dsh log is not touched.
+   */
+  async forget(sessionId: string, options: { readonly force?: boolean; readonly vacuum?: boolean } = {}): Promise<ForgetCounts & { readonly forgotten: string[]; readonly vacuumed: boolean }> {
+    assertString(sessionId, 'sessionId')
+    if (await this.backend.getSession(sessionId) === undefined) throw new ShadowStoreError('NOT_FOUND', `no session ${sessionId} in the shadow store`)
+    const all = await this.backend.listSessions()
+    const forks: string[] = []
+    for (let frontier = [sessionId]; frontier.length > 0;) {
+      const next = all.filter(session => session.parentSessionId !== null && frontier.includes(session.parentSessionId) && session.sessionId !== sessionId && !forks.includes(session.sessionId)).map(session => session.sessionId)
+      forks.push(...next)
+      frontier = next
+    }
+    if (forks.length > 0 && options.force !== true) {
+      throw new ShadowStoreError('CONFLICT', `session ${sessionId} has ${forks.length} fork(s) (${forks.slice(0, 5).join(', ')}${forks.length > 5 ? ', …' : ''}) that read its rows by reference; forgetting it would remove their shared history too. Forget the forks first, or force to forget it together with its forks`)
+    }
+    const forgotten = [sessionId, ...forks]
+    const counts = await this.backend.forgetSessions(forgotten)
+    for (const id of forgotten) this.tags.delete(id)
+    if (options.vacuum === true) await this.backend.vacuum()
+    return { ...counts, forgotten, vacuumed: options.vacuum === true }
   }
 }

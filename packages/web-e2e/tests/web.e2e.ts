@@ -227,6 +227,31 @@ describe('Shadow Context in the dsh web app', () => {
     await shot('chat-collapsed-checkpoints.png')
   })
 
+  it('renders the Chinese text with a CJK font, not as missing-glyph boxes', async () => {
+    // Mark the innermost element showing a Chinese prompt, then ask Chromium which platform fonts drew it.
+    const han = await page.evaluate(`(() => {
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        if (/[\\u4e00-\\u9fff]{4}/.test(node.textContent ?? '')) {
+          node.parentElement.setAttribute('data-cjk-probe', '')
+          return (node.textContent.match(/[\\u4e00-\\u9fff]/g) ?? []).length
+        }
+      }
+      return 0
+    })()`) as number
+    expect(han, 'no Chinese text on the page').toBeGreaterThan(0)
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('DOM.enable')
+    await cdp.send('CSS.enable')
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 })
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '[data-cjk-probe]' })
+    const { fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId })
+    await cdp.detach()
+    console.log(`fonts drawing the Chinese prompt: ${fonts.map(font => `${font.familyName} (${font.glyphCount} glyphs)`).join(', ')}`)
+    const cjkGlyphs = fonts.filter(font => /CJK|Han|Hei|Song|Ming|Kai|WenQuanYi|Droid Sans Fallback|\b(SC|TC|JP)\b/i.test(font.familyName)).reduce((sum, font) => sum + font.glyphCount, 0)
+    expect(cjkGlyphs, `Chinese text drawn without a CJK font (${JSON.stringify(fonts)}); install one (Debian: apt-get install -y fonts-noto-cjk)`).toBeGreaterThanOrEqual(han)
+  })
+
   it('expands a checkpoint into the originals, byte for byte, and pages through them', async () => {
     // Find the checkpoint holding one of our prompts, expand it, compare with the store and the prompt.
     let matched: string | undefined

@@ -6,7 +6,7 @@ import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, ope
 import { dirname } from 'node:path'
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
-import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type {
@@ -825,6 +825,28 @@ export class SqliteBackend implements ShadowBackend {
       }
       return problems
     })
+  }
+
+  forgetSessions(sessionIds: readonly string[]): ForgetCounts {
+    return this.guard('forget sessions', () => this.transaction(() => {
+      const ids = this.stmt('SELECT id FROM messages WHERE session_id = ?')
+      const deleteWords = this.stmt('DELETE FROM messages_words WHERE rowid = ?')
+      const deleteGrams = this.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+      const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
+      for (const sessionId of sessionIds) {
+        // contentless FTS5 rows can only be deleted by rowid, before the messages go
+        for (const row of ids.all(sessionId) as Row[]) {
+          deleteWords.run(row['id'] as number)
+          deleteGrams.run(row['id'] as number)
+        }
+        this.stmt('DELETE FROM message_calls WHERE session_id = ?').run(sessionId)
+        counts.messages += Number(this.stmt('DELETE FROM messages WHERE session_id = ?').run(sessionId).changes)
+        counts.checkpoints += Number(this.stmt('DELETE FROM checkpoints WHERE session_id = ?').run(sessionId).changes)
+        counts.recalls += Number(this.stmt('DELETE FROM recalls WHERE session_id = ?').run(sessionId).changes)
+        counts.sessions += Number(this.stmt('DELETE FROM sessions WHERE session_id = ?').run(sessionId).changes)
+      }
+      return counts
+    }))
   }
 }
 
