@@ -23,9 +23,13 @@ import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
 import { parseDuration, parseSize } from './units.ts'
 import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { registerSetupCommands } from './setup-commands.ts'
+import { cliVersion } from './profile.ts'
 
 interface GlobalOptions {
   home?: string
+  /** The setup commands' spelling of --home. */
+  dshHome?: string
   store?: string
   json?: boolean
 }
@@ -52,7 +56,7 @@ function pathOption(value: string | undefined, flag: string): string | undefined
 
 function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
-  const home = resolve(resolveDshHome(pathOption(options.home, '--home')))
+  const home = resolve(resolveDshHome(pathOption(options.dshHome ?? options.home, options.dshHome === undefined ? '--home' : '--dsh-home')))
   const store = pathOption(options.store, '--store')
   return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
 }
@@ -149,13 +153,14 @@ function build(invocation: Invocation): Command {
     .configureOutput({
       writeOut: text => invocation.io.stdout(text),
       writeErr: text => invocation.io.stderr(text),
-      outputError: (text, write) => write(`${oneLine(text.trimEnd())}\n`),
+      // commander's "Did you mean …?" comes on a second line: one line, words joined
+      outputError: (text, write) => write(`${oneLine(text.trim().replace(/\s*\n\s*/g, ' '))}\n`),
     })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
     .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
     .option('--json', 'machine-readable output')
-    .showHelpAfterError()
+    .version(cliVersion(), '-V, --version', 'print the version')
 
   root.command('sessions')
     .description('list the sessions in the store, newest first')
@@ -404,6 +409,18 @@ function build(invocation: Invocation): Command {
         ]))
       })
     })
+
+  registerSetupCommands(root, {
+    context: command => ({ ...runtime(command), env: process.env }),
+    show: async argv => {
+      await build(invocation).parseAsync([...argv], { from: 'user' })
+    },
+    withSession: (command, reference, run) => withStore(runtime(command), async store => run(store, (await findSession(store, reference)).sessionId), { readOnly: false }),
+    interactive: invocation.io === PROCESS_IO && process.stdin.isTTY === true,
+    exit: code => {
+      invocation.exitCode = code
+    },
+  })
 
   return root
 }
