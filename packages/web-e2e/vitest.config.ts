@@ -10,6 +10,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    // both files pack the repository into dist/ and install it: one at a time
+    fileParallelism: false,
     // no test may fall back to the user's ~/.dsh
     setupFiles: [fileURLToPath(new URL('../testing/src/test-home.ts', import.meta.url))],
     reporters: ['default'],

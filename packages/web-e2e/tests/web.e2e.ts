@@ -16,7 +16,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ShadowStore } from '@dsh-shadow/store'
-import { launcherHome, launcherPatch } from '@dsh-shadow/testing'
+import { dshWebUrl, launcherHome, launcherPatch, stopGroup } from '@dsh-shadow/testing'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -56,35 +56,13 @@ function dsh(args: readonly string[]): void {
 async function startServer(): Promise<void> {
   const child = spawn(process.execPath, [launcher, 'web', '--no-open', '--host', '127.0.0.1', '--port', '0'], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   server = child
-  let output = ''
-  base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dsh web did not print its URL within 120 s:\n${output}`)), 120_000)
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString('utf8')
-      serverOutput += chunk.toString('utf8')
-      const match = /dsh web: (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match !== null) {
-        clearTimeout(timer)
-        resolve(match[1]!)
-      }
-    }
-    child.stdout!.on('data', read)
-    child.stderr!.on('data', read)
-    child.once('exit', code => {
-      clearTimeout(timer)
-      reject(new Error(`dsh web exited (${code}) before serving:\n${output}`))
-    })
-  })
+  base = await dshWebUrl(child, text => void (serverOutput += text))
 }
 
 async function stopServer(): Promise<void> {
   const child = server
   server = undefined
-  if (child?.pid === undefined || child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  process.kill(-child.pid, 'SIGTERM') // the launcher and its workers: the group this test started
-  await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
-  if (child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
+  await stopGroup(child) // the launcher and its workers: the group this test started
 }
 
 /** An `/api` call the way the browser's connection makes it, from the page (same origin). */
