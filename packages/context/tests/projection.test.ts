@@ -34,7 +34,11 @@ describe('shadowContext projection unit', () => {
       id: 'k7q2mz.c1', kind: 'digest', engine: 'shadow-context', seq: 2, time: 30, seqFrom: 4, seqTo: 30,
       timeFrom: Date.UTC(2026, 10, 30, 9, 12, 5), timeTo: Date.UTC(2026, 10, 30, 9, 41, 50), shadowFrom: 'k7q2mz.4', shadowTo: 'k7q2mz.30',
       messages: 3, shadowedTokens: 900, turn: 7,
+      // the checkpoint message's own price, estimated like dsh's meter (chars / 4 + 4)
+      digestTokens: Math.ceil('[shadow k7q2mz.c1] 3 messages · shadow ids k7q2mz.4 … k7q2mz.30 · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC'.length / 4) + 4,
     }])
+    // what it saved, in totals that outlive the capped checkpoint list
+    expect(view).toMatchObject({ savedTokens: 900, checkpointTokens: view.checkpoints[0]!.digestTokens, recalledMessages: 0 })
   })
 })
 

@@ -10,6 +10,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { createUserMessage, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
+import type { CommandDefinition } from '@deepseek-ai/dsh-commands'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import { failpoint } from '@dsh-shadow/store'
@@ -88,6 +89,32 @@ export class ShadowRecall {
     ctx.tools.register(this.readTool())
     ctx.systemPrompt.section({ name: 'shadow-context:recall', order: 900, text: RECALL_PROMPT })
     if (this.config.proactive) this.registerProactive()
+    // `/recall <words>` in the composer: the same search for the person, when the profile has dsh's command registry
+    ctx.inject(['commands'], commandsCtx => {
+      commandsCtx.effect(() => commandsCtx.commands.register(this.recallCommand()), 'shadow-context /recall')
+    })
+  }
+
+  /**
+   * A person's search from the composer. Its answer is the command's result, shown in the chat;
+   * nothing enters the model's context and it is not recorded as a recall (people are not the model).
+   */
+  private recallCommand(): CommandDefinition {
+    return {
+      name: 'recall',
+      description: 'search this session\'s full history in the Shadow Context store (for you: the model does not see it)',
+      input: { hint: 'words, identifiers, paths or Chinese text' },
+      handler: async invocation => {
+        const query = invocation.rawInput.trim()
+        if (query.length === 0) return { kind: 'error', text: 'give what to look for: /recall <words, identifiers, paths, 中文>' }
+        try {
+          const resolver = await this.resolver({ agent: invocation.agent } as ToolRunContext)
+          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text }
+        } catch (error) {
+          return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }
+        }
+      },
+    }
   }
 
   private get capture(): ShadowCapture {
