@@ -61,7 +61,7 @@ describe('dsh-shadow for a new user', () => {
 
   it('runs every example of its README', () => {
     const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8')
-    const block = /## Example\n\n```text\n([\s\S]*?)```/.exec(readme)![1]!
+    const block = /## Example\n\n(?:[^\n]+\n\n)?```text\n([\s\S]*?)```/.exec(readme)![1]!
     const lines = block.split('\n').filter(line => line.startsWith('$ dsh-shadow '))
     expect(lines.length).toBeGreaterThanOrEqual(5)
     const checkpoint = (JSON.parse(cli('--json', 'timeline', sessionId).stdout) as { checkpoints: Array<{ checkpointId: string }> }).checkpoints[0]!.checkpointId
@@ -113,6 +113,23 @@ describe('dsh-shadow for a new user', () => {
     const piped = await inProcess(['search', '--session', sessionId, 'staging', 'port'])
     expect(piped.stdout).not.toContain('\u001b')
     expect(piped.stdout).not.toContain('**')
+  })
+})
+
+describe('forget', () => {
+  it('deletes one session from the store, refuses one with forks unless --force, and says so', async () => {
+    const copy = copyHome()
+    const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    await store.registerSession({ sessionId: 'fork-of-it', parentSessionId: sessionId, forkSeq: 10 })
+    await store.close()
+    const refused = runBin(copy, ['forget', sessionId])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/has 1 fork\(s\) \(fork-of-it\) that read its rows by reference.*--force/)
+    const forced = runBin(copy, ['--json', 'forget', sessionId, '--force', '--vacuum'])
+    expect(forced.code, forced.stderr).toBe(0)
+    expect(JSON.parse(forced.stdout)).toMatchObject({ forgotten: [sessionId, 'fork-of-it'], sessions: 2, vacuumed: true })
+    expect(runBin(copy, ['timeline', sessionId]).code).toBe(4)
+    expect(runBin(copy, ['forget', 'no-such-session']).code).toBe(4)
   })
 })
 

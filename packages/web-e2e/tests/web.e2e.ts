@@ -304,6 +304,24 @@ describe('Shadow Context in the dsh web app', () => {
     await shot('panel-timeline.png')
   })
 
+  it('answers /recall in the composer from the shadow, for the person only', async () => {
+    // the panel, left open by the search above, would cover the answer
+    const panel = page.locator('[data-shadow-panel]')
+    if (await panel.getAttribute('data-shadow-panel-expanded') === 'true') await panel.locator('[data-shadow-panel-toggle]').click()
+    const composer = page.locator('textarea:not([readonly])').first()
+    await composer.click()
+    await composer.fill('/recall 5433 replica')
+    await page.keyboard.press('Enter')
+    const answer = page.getByText(/Shadow Context search "5433 replica": \d+ of \d+ matching/).first()
+    await answer.waitFor({ timeout: 60_000 })
+    await answer.scrollIntoViewIfNeeded()
+    await shot('chat-recall-command.png')
+    // the command's answer names originals the store holds; it did not go to the model
+    const text = (await answer.textContent()) ?? ''
+    expect(text).toMatch(/[a-z2-9]{6}\.\d+/)
+    expect(serverOutput).not.toContain('ANSWER 8:')
+  })
+
   it('answers only for the caller\'s session, with typed errors', async () => {
     // the gateway's wire shape: { args: { sessionId, <parameter>... } }
     const missing = await rpc('shadowContext/read', { args: { sessionId, request: { id: 'zzzzzz.1' } } })

@@ -109,7 +109,8 @@ export class ShadowRecall {
         if (query.length === 0) return { kind: 'error', text: 'give what to look for: /recall <words, identifiers, paths, 中文>' }
         try {
           const resolver = await this.resolver({ agent: invocation.agent } as ToolRunContext)
-          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text }
+          // the model's header names its tool; a person reads "Shadow Context search"
+          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text.replace(/^shadow_search /, 'Shadow Context search ') }
         } catch (error) {
           return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }
         }
