@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
-// The browser end-to-end run, the second half of `npm test` (after the main suite): it needs a
-// Chromium and a CJK font, which `.ci/run` installs with apt-get when they are missing.
+// The browser end-to-end run and the README run, the second half of `npm test` (after the main
+// suite): they need a Chromium and a CJK font, which `.ci/run` installs with apt-get when missing.
 export default defineConfig({
   test: {
     root: import.meta.dirname,

@@ -38,9 +38,9 @@ const home = join(work, 'home')
 mkdirSync(home)
 const node22 = dirname(process.execPath)
 // The machine's own settings (proxy, CA bundle, locale) stay; everything that would point at the
-// user's dsh home, npm prefix or caches, or at a provider, goes.
+// user's dsh home, npm prefix or caches, or at a provider, goes, and so does vitest's NODE_ENV=test.
 const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) =>
-  !key.startsWith('npm_') && !key.startsWith('PNPM') && !/^(DSH_|XDG_)/.test(key) && !key.endsWith('_API_KEY') && !['NODE_OPTIONS', 'INIT_CWD'].includes(key)))
+  !key.startsWith('npm_') && !key.startsWith('PNPM') && !/^(DSH_|XDG_|VITEST|VITE_)/.test(key) && key !== 'NODE_ENV' && !key.endsWith('_API_KEY') && !['NODE_OPTIONS', 'INIT_CWD'].includes(key)))
 Object.assign(env, {
   HOME: home,
   PATH: [join(work, 'npm-global', 'bin'), node22, '/usr/local/bin', '/usr/bin', '/bin'].join(':'),

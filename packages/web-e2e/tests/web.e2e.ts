@@ -184,7 +184,11 @@ describe('Shadow Context in the dsh web app', () => {
     timings.push(`first load to composer: ${Date.now() - started} ms`)
     // the composer is read-only (a workspace picker) until the workspace list has arrived
     const composer = page.locator('textarea:not([readonly])').first()
-    await composer.waitFor({ timeout: 60_000 })
+    // on a timeout, keep what the page showed: the failure is otherwise invisible
+    await composer.waitFor({ timeout: 60_000 }).catch(async (error: unknown) => {
+      await shot('composer-timeout.png')
+      throw error
+    })
     for (const prompt of PROMPTS) {
       await composer.click()
       await composer.fill(prompt)
