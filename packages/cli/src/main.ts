@@ -6,12 +6,12 @@
 import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { Command, CommanderError, Option } from 'commander'
-import { isCheckpointId, isShadowId, isShadowStoreError, parseTimeRange, type ShadowMessage, type ShadowRole } from '@dsh-shadow/store'
+import { isCheckpointId, isPostgresLocation, isShadowId, isShadowStoreError, parseTimeRange, type RedactionOptions, type ShadowMessage, type ShadowRole } from '@dsh-shadow/store'
 import { SEARCH_EXCLUDES } from 'dsh-shadow-context'
 import { CliError, type CliIo, EXIT, PROCESS_IO, safe, time } from './format.ts'
 import { findLogSession, findSession, int, pathOption, runtimeOf, speaker, tableFor, transcript, withLogs, withStore, type Runtime } from './runtime.ts'
 import { parseDuration, parseSize } from './units.ts'
-import { exportSession, logIdsOnDisk, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { exportSession, logIdsOnDisk, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 import { registerSetupCommands } from './setup-commands.ts'
 import { digestTokens, recalledSnippet, savingsLine, savingsOf } from './savings.ts'
 import { cliVersion } from './profile.ts'
@@ -41,7 +41,7 @@ function build(invocation: Invocation): Command {
     })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
-    .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
+    .option('--store <file>', 'shadow store file, or a postgres:// connection string (default <home>/shadow-context/shadow.db)')
     .option('--json', 'machine-readable output')
     .version(cliVersion(), '-V, --version', 'print the version')
 
@@ -260,9 +260,15 @@ function build(invocation: Invocation): Command {
       if (!existsSync(join(rt.home, 'sessions'))) throw new CliError(`no dsh session logs in ${rt.home} (no ${join(rt.home, 'sessions')}; mistyped --home?)`, EXIT.notFound)
       const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
       if (ids.length === 0) throw new CliError(`no dsh session logs in ${join(rt.home, 'sessions')} to repair from (mistyped --home?)`, EXIT.notFound)
+      if (options.fresh === true && isPostgresLocation(rt.storePath)) throw new CliError('--fresh sets a store file aside; for a PostgreSQL store, name a new ?schema= in --store instead', EXIT.usage)
+      let redact: RedactionOptions | false | undefined
       if (options.fresh === true && existsSync(rt.storePath)) {
         // only a store file is set aside: renaming a directory named by mistake would move whatever it holds
         if (!statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
+        // the new store keeps the old one's redaction policy
+        const kept = await policyToKeep(rt.storePath)
+        redact = kept.policy
+        if (kept.guessed) rt.output.err('the old store\'s redaction policy is unreadable: the new store redacts with the built-in detectors')
         const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
         try {
           for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
@@ -278,7 +284,7 @@ function build(invocation: Invocation): Command {
           rt.output.progress('repair', index + 1, ids.length)
         }
         return out
-      }), { readOnly: false, create: true })
+      }), { readOnly: false, create: true, ...(redact === undefined ? {} : { redact }) })
       if (rt.output.json) return rt.output.out(JSON.stringify(reports))
       rt.output.out(tableFor(rt, ['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
     })

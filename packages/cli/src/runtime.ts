@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
-import { isShadowStoreError, sessionTag, ShadowStore, type ShadowMessage, type ShadowSession } from '@dsh-shadow/store'
+import { displayLocation, isPostgresLocation, isShadowStoreError, ShadowStore, tagCandidates, type RedactionOptions, type ShadowMessage, type ShadowSession } from '@dsh-shadow/store'
 import { bodyOf, openDshLogs, resolveStorePath, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, safe, table, time, type Output } from './format.ts'
 
@@ -33,25 +33,29 @@ export function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
   const home = resolve(resolveDshHome(pathOption(options.dshHome ?? options.home, options.dshHome === undefined ? '--home' : '--dsh-home')))
   const store = pathOption(options.store, '--store')
-  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
+  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : isPostgresLocation(store) ? store : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 
-export async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
-  if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
+export async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean; redact?: RedactionOptions | false } = {}): Promise<T> {
+  const shown = displayLocation(rt.storePath)
+  const missing = `no shadow store at ${shown} (use --home or --store; Shadow Context creates it on first use)`
+  const postgres = isPostgresLocation(rt.storePath)
+  if (!postgres && !existsSync(rt.storePath) && options.create !== true) throw new CliError(missing, EXIT.notFound)
   // opening for writing would set the path to 0600 first: never do that to a folder named by mistake
-  if (existsSync(rt.storePath) && !statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
+  if (!postgres && existsSync(rt.storePath) && !statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
   let store: ShadowStore
   const readOnly = options.readOnly ?? true
   try {
-    store = await ShadowStore.open(rt.storePath, { readOnly }).catch(async (error: unknown) => {
+    store = await ShadowStore.open(rt.storePath, { readOnly, ...(options.redact === undefined ? {} : { redact: options.redact }) }).catch(async (error: unknown) => {
       if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
       // a store from an older version: upgrade it in place (what dsh does at its next start), then read
       await (await ShadowStore.open(rt.storePath)).close()
-      rt.output.err(`upgraded the shadow store ${rt.storePath} to the current schema`)
+      rt.output.err(`upgraded the shadow store ${shown} to the current schema`)
       return ShadowStore.open(rt.storePath, { readOnly })
     })
   } catch (error) {
-    throw new CliError(`cannot open the shadow store ${rt.storePath}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+    if (isShadowStoreError(error, 'NOT_FOUND') && options.create !== true) throw new CliError(missing, EXIT.notFound)
+    throw new CliError(`cannot open the shadow store ${shown}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
   }
   try {
     return await run(store)
@@ -91,7 +95,7 @@ export async function findSession(store: ShadowStore, reference: string): Promis
 export async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
   if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const ids = (await logs.list()).map(meta => meta.id as string)
-  const exact = ids.find(id => id === reference || sessionTag(id) === reference)
+  const exact = ids.find(id => id === reference || tagCandidates(id).includes(reference))
   if (exact !== undefined) return exact
   const matches = ids.filter(id => id.startsWith(reference))
   if (matches.length === 1) return matches[0]!

@@ -1,31 +1,32 @@
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ShadowStore, ShadowStoreError } from '../src/index.ts'
-import { message, tempDir } from './helpers.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
 
-let dir: ReturnType<typeof tempDir>
-let store: ShadowStore
+// The same contract on each backend: SQLite files and a real PostgreSQL server.
+describe.each(TARGETS)('ShadowStore.forget on $name', target => {
+  let store: ShadowStore
+  let location: string
 
-beforeEach(async () => {
-  dir = tempDir('shadow-forget-')
-  store = await ShadowStore.open(join(dir.path, 'shadow.db'))
-})
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+  beforeEach(async () => {
+    location = target.location()
+    store = await ShadowStore.open(location)
+  })
+  afterEach(async () => {
+    await store.close()
+  })
 
-afterEach(async () => {
-  await store.close()
-  dir.cleanup()
-})
+  async function seed(sessionId: string, secret: string): Promise<void> {
+    await store.registerSession({ sessionId, workspace: '/repo' })
+    await store.append([message(sessionId, 1, `the password is ${secret}`), message(sessionId, 2, 'routine text'), message(sessionId, 3, 'more routine text')])
+    await store.markElided(sessionId, [1, 2], `${sessionId}.c1`)
+    await store.recordCheckpoint({ checkpointId: `${sessionId}.c1`, sessionId, engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2], createdAt: Date.now() })
+    await store.recordRecall({ sessionId, kind: 'search', time: Date.now(), query: secret, shadowIds: [] })
+  }
 
-async function seed(sessionId: string, secret: string): Promise<void> {
-  await store.registerSession({ sessionId, workspace: '/repo' })
-  await store.append([message(sessionId, 1, `the password is ${secret}`), message(sessionId, 2, 'routine text'), message(sessionId, 3, 'more routine text')])
-  await store.markElided(sessionId, [1, 2], `${sessionId}.c1`)
-  await store.recordCheckpoint({ checkpointId: `${sessionId}.c1`, sessionId, engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2], createdAt: Date.now() })
-  await store.recordRecall({ sessionId, kind: 'search', time: Date.now(), query: secret, shadowIds: [] })
-}
-
-describe('ShadowStore.forget', () => {
   it('removes one session completely and leaves the others searchable', async () => {
     await seed('pasted', 'hunter2zebra')
     await seed('other', 'keepme42')
@@ -54,8 +55,9 @@ describe('ShadowStore.forget', () => {
     const forced = await store.forget('parent', { force: true, vacuum: true })
     expect(forced).toMatchObject({ forgotten: ['parent', 'child', 'grandchild'], sessions: 3, messages: 4, vacuumed: true })
     expect(await store.sessions()).toEqual([])
-    // after the vacuum the secret is gone from the file, not only from the tables
-    expect(readFileSync(join(dir.path, 'shadow.db')).includes('sharedsecret')).toBe(false)
+    expect(await store.integrityCheck()).toEqual([])
+    // after the vacuum the secret is gone from the SQLite file, not only from the tables
+    if (target.name === 'sqlite') expect(readFileSync(location).includes('sharedsecret')).toBe(false)
   })
 
   it('says NOT_FOUND for an unknown session and changes nothing', async () => {

@@ -94,7 +94,9 @@ export function apply(ctx: Context, config: Config = {}): void {
       yield* toolCall(`try-${done}`, 'shadow_search', { query: 'staging database port' }, usage, 'Which port did step 0 say? It is no longer in my context; searching the shadow.')
     } else {
       // answer from what the recall returned, not from the script: the port is only in the shadow now
-      const found = texts(messages.at(-1)).join(' ').replace(/\s+/g, ' ').trim()
+      // the search result, not whatever dsh put after it (a runtime-context snapshot may follow the tool result)
+      const all = messages.map(message => texts(message).join(' ').replace(/\s+/g, ' ').trim())
+      const found = all.findLast(text => text.includes('shadow_search "')) ?? all.at(-1) ?? ''
       const port = /port\W*(\d{2,5})/.exec(found)?.[1] // the hit's snippet marks matched words: **port** 5433
       yield* answer(`${TRY_DONE}: ${steps} cache steps done. ${port === undefined ? `The recall did not find the port: ${found.slice(0, 120)}` : `The staging database uses port ${port}: step 0 said so, and shadow_search brought it back from the shadow store after compaction had taken it off my context.`}`, usage)
     }

@@ -1,0 +1,110 @@
+/**
+ * Where a read or search may look: a session's lineage (forks read their parent's rows below the
+ * fork point instead of copying them), wider scopes, and the row filter a backend applies.
+ */
+import type { MessageFilter, ShadowBackend } from './backend.ts'
+import { ShadowStoreError, invalid } from './errors.ts'
+import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
+import { assertSeq, assertString, assertTime, ROLES } from './validate.ts'
+
+/** Where a read or search may look. */
+export interface ScopeOptions {
+  /** The session asking; its fork ancestors are included up to each fork point. */
+  readonly sessionId: string
+  /** Widen to every session of this workspace (the caller decides whether that is allowed). */
+  readonly workspace?: string
+  /** Widen to every session in the store (CLI use). */
+  readonly allSessions?: boolean
+  /**
+   * The asking session's own rows from this seq on are out of scope (the turn that asks: its
+   * question cannot be its own answer). Ancestors are bounded by the fork point anyway.
+   */
+  readonly beforeSeq?: number
+}
+
+export interface ReadOptions {
+  readonly fromSeq?: number
+  readonly toSeq?: number
+  readonly timeFrom?: number
+  readonly timeTo?: number
+  readonly limit?: number
+  readonly descending?: boolean
+  readonly elidedBy?: string
+}
+
+/** The session whose row holds `seq`: the oldest ancestor whose fork bound is above it. */
+export function ownerOf(segments: readonly LineageSegment[], seq: number): string | undefined {
+  return segments.findLast(segment => seq < segment.belowSeq)?.sessionId
+}
+
+/** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
+export async function lineage(backend: ShadowBackend, sessionId: string): Promise<LineageSegment[]> {
+  assertString(sessionId, 'sessionId')
+  const segments: LineageSegment[] = []
+  let current = await backend.getSession(sessionId)
+  if (current === undefined) return []
+  let below = Number.POSITIVE_INFINITY
+  const seen = new Set<string>()
+  while (current !== undefined && !seen.has(current.sessionId)) {
+    seen.add(current.sessionId)
+    segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
+    if (current.parentSessionId === null) break
+    below = Math.min(below, current.forkSeq ?? 0)
+    current = await backend.getSession(current.parentSessionId)
+  }
+  return segments
+}
+
+/** Resolve which session's history the scope covers, as lineage segments. */
+export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  if (scope.allSessions === true || scope.workspace !== undefined) {
+    const sessions = await backend.listSessions(scope.allSessions === true ? undefined : scope.workspace)
+    const own = await lineage(backend, scope.sessionId)
+    const segments = new Map(own.map(segment => [segment.sessionId, segment]))
+    for (const session of sessions) {
+      if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
+    }
+    return bounded([...segments.values()], scope)
+  }
+  const segments = await lineage(backend, scope.sessionId)
+  if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
+  return bounded(segments, scope)
+}
+
+/** Apply `beforeSeq` to the asking session's own segment. */
+function bounded(segments: LineageSegment[], scope: ScopeOptions): LineageSegment[] {
+  if (scope.beforeSeq === undefined) return segments
+  const before = assertSeq(scope.beforeSeq, 'beforeSeq')
+  return segments.map(segment => (segment.sessionId === scope.sessionId ? { ...segment, belowSeq: Math.min(segment.belowSeq, before) } : segment))
+}
+
+/** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
+export async function lookupInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+  for (const segment of segments) {
+    if (seq >= segment.belowSeq) continue
+    const row = await backend.getMessage(segment.sessionId, seq)
+    if (row !== undefined) return row
+  }
+  return undefined
+}
+
+export function messageFilter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
+  const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
+  const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
+  if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)
+  const timeFrom = options.timeFrom === undefined ? undefined : assertTime(options.timeFrom, 'timeFrom')
+  const timeTo = options.timeTo === undefined ? undefined : assertTime(options.timeTo, 'timeTo')
+  if (timeFrom !== undefined && timeTo !== undefined && timeFrom > timeTo) throw invalid('time range is inverted')
+  if (options.roles !== undefined && !Array.isArray(options.roles)) throw invalid('roles must be an array')
+  if (options.roles !== undefined) for (const role of options.roles) if (!ROLES.has(role)) throw invalid(`unknown role ${JSON.stringify(role)}`)
+  return {
+    segments,
+    ...(fromSeq === undefined ? {} : { fromSeq }),
+    ...(toSeq === undefined ? {} : { toSeq }),
+    ...(timeFrom === undefined ? {} : { timeFrom }),
+    ...(timeTo === undefined ? {} : { timeTo }),
+    ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: options.roles }),
+    ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),
+    ...(options.elidedBy === undefined ? {} : { elidedBy: assertString(options.elidedBy, 'checkpoint id') }),
+  }
+}
