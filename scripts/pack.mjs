@@ -45,7 +45,10 @@ for (const file of walk(join(stage, 'lib'))) {
   for (const [name, target] of Object.entries(targets)) {
     let spec = relative(dirname(file), target).split(sep).join('/')
     if (!spec.startsWith('.')) spec = `./${spec}`
-    text = text.replaceAll(`'${name}'`, `'${spec}.js'`).replaceAll(`"${name}"`, `"${spec}.js"`)
+    // only module specifiers: a string constant that happens to be the package name stays as it is
+    for (const quote of ["'", '"']) {
+      text = text.replaceAll(`from ${quote}${name}${quote}`, `from ${quote}${spec}.js${quote}`).replaceAll(`import(${quote}${name}${quote})`, `import(${quote}${spec}.js${quote})`)
+    }
   }
   writeFileSync(file, text)
 }

@@ -7,6 +7,10 @@ export interface Output {
   err(text: string): void
   /** Progress on stderr for long work; silent when stderr is not a terminal unless forced. */
   progress(label: string, done: number, total: number): void
+  /** Terminal width when stdout is a terminal (tables use all of it), else undefined. */
+  readonly columns: number | undefined
+  /** A snippet's `**matched**` words: bold yellow on a colour terminal, plain words otherwise. */
+  highlight(snippet: string): string
 }
 
 /** Where one run writes: the process streams for the binary, buffers for in-process callers (tests). */
@@ -15,20 +19,48 @@ export interface CliIo {
   stderr(text: string): void
   /** Progress redraws one line in place only on a terminal. */
   readonly stderrIsTTY: boolean
+  /** Width of the terminal stdout is, when it is one. */
+  readonly stdoutColumns?: number | undefined
+  /** Colour highlights (a terminal, and NO_COLOR unset). */
+  readonly color?: boolean
 }
 
+/** Set once the reader of our stdout went away (`| head`): the rest of the output is dropped, the command still finishes and closes the store. */
+let stdoutClosed = false
+let stdoutWatched = false
+
 export const PROCESS_IO: CliIo = {
-  stdout: text => void process.stdout.write(text),
+  stdout: text => {
+    if (!stdoutWatched) {
+      stdoutWatched = true
+      process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE') stdoutClosed = true
+        else throw error
+      })
+    }
+    if (!stdoutClosed) process.stdout.write(text)
+  },
   stderr: text => void process.stderr.write(text),
   get stderrIsTTY() {
     return process.stderr.isTTY === true
   },
+  get stdoutColumns() {
+    return process.stdout.isTTY === true ? process.stdout.columns : undefined
+  },
+  get color() {
+    return process.stdout.isTTY === true && (process.env['NO_COLOR'] ?? '') === ''
+  },
 }
+
+const HIGHLIGHT = /\*\*([^*]+?)\*\*/g
 
 export function consoleOutput(json: boolean, io: CliIo = PROCESS_IO): Output {
   let last = 0
+  const color = io.color === true
   return {
     json,
+    columns: io.stdoutColumns,
+    highlight: snippet => safe(snippet).replace(HIGHLIGHT, (_, word: string) => (color ? `\u001b[1;33m${word}\u001b[0m` : word)),
     out: text => io.stdout(`${text}\n`),
     err: text => io.stderr(`${text}\n`),
     progress: (label, done, total) => {
@@ -42,18 +74,44 @@ export function consoleOutput(json: boolean, io: CliIo = PROCESS_IO): Output {
   }
 }
 
+/**
+ * Stored text for a terminal: control characters (C0 but newline and tab, DEL, C1) are shown
+ * escaped, so a stored OSC 52 clipboard write or screen clear is text, never a terminal command.
+ */
+export function safe(text: string): string {
+  let out = ''
+  let from = 0
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index)
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f)) {
+      out += `${text.slice(from, index)}\\u${code.toString(16).padStart(4, '0')}`
+      from = index + 1
+    }
+  }
+  return from === 0 ? text : out + text.slice(from)
+}
+
 export function time(value: number | null | undefined): string {
   if (value === null || value === undefined) return '-'
   return formatUtc(value)
 }
 
-export function table(header: readonly string[], rows: readonly (readonly unknown[])[]): string {
-  const cells = [header.map(String), ...rows.map(row => row.map(value => (value === null || value === undefined ? '-' : String(value))))]
-  const widths = header.map((_, column) => Math.max(...cells.map(row => Math.min(60, row[column]!.length))))
-  const fit = (value: string, width: number): string => (value.length > width ? `${value.slice(0, width - 1)}…` : value.padEnd(width))
+/**
+ * An aligned table. Columns are capped at 60 characters; on a terminal of `width` columns the last
+ * column takes whatever width is left, so long details are not cut on a wide screen.
+ */
+export function table(header: readonly string[], rows: readonly (readonly unknown[])[], width?: number): string {
+  const cells = [header.map(String), ...rows.map(row => row.map(value => (value === null || value === undefined ? '-' : safe(String(value)).replace(/[\n\t]/g, ' '))))]
+  const natural = header.map((_, column) => Math.max(...cells.map(row => row[column]!.length)))
+  const widths = natural.map(value => Math.min(60, value))
+  if (width !== undefined && widths.length > 0) {
+    const used = widths.slice(0, -1).reduce((sum, value) => sum + value + 2, 0)
+    widths[widths.length - 1] = Math.max(widths.at(-1)!, Math.min(natural.at(-1)!, width - used))
+  }
+  const fit = (value: string, columnWidth: number): string => (value.length > columnWidth ? `${value.slice(0, columnWidth - 1)}…` : value.padEnd(columnWidth))
   return cells.map((row, index) => {
     const line = row.map((value, column) => fit(value, widths[column]!)).join('  ').trimEnd()
-    return index === 0 ? `${line}\n${widths.map(width => '─'.repeat(width)).join('  ')}` : line
+    return index === 0 ? `${line}\n${widths.map(columnWidth => '─'.repeat(columnWidth)).join('  ')}` : line
   }).join('\n')
 }
 

@@ -3,142 +3,23 @@
  * and the store the way dsh and the plugin do ($DSH_HOME, then ~/.dsh; <home>/shadow-context/
  * shadow.db), or takes them as options. Every command has `--json`.
  */
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
 import { Command, CommanderError, Option } from 'commander'
-import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
-import {
-  isCheckpointId,
-  isShadowId,
-  displayLocation,
-  isPostgresLocation,
-  isShadowStoreError,
-  parseTimeRange,
-  tagCandidates,
-  ShadowStore,
-  type RedactionOptions,
-  type ShadowMessage,
-  type ShadowRole,
-  type ShadowSession,
-} from '@dsh-shadow/store'
-import { bodyOf, resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
-import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
-import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
+import { isCheckpointId, isPostgresLocation, isShadowId, isShadowStoreError, parseTimeRange, type RedactionOptions, type ShadowMessage, type ShadowRole } from '@dsh-shadow/store'
+import { SEARCH_EXCLUDES } from 'dsh-shadow-context'
+import { CliError, type CliIo, EXIT, PROCESS_IO, safe, time } from './format.ts'
+import { findLogSession, findSession, int, pathOption, runtimeOf, speaker, tableFor, transcript, withLogs, withStore, type Runtime } from './runtime.ts'
 import { parseDuration, parseSize } from './units.ts'
-import { exportSession, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
-
-interface GlobalOptions {
-  home?: string
-  store?: string
-  json?: boolean
-}
-
-interface Runtime {
-  readonly home: string
-  readonly storePath: string
-  readonly output: Output
-}
+import { exportSession, logIdsOnDisk, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { registerSetupCommands } from './setup-commands.ts'
+import { digestTokens, recalledSnippet, savingsLine, savingsOf } from './savings.ts'
+import { cliVersion } from './profile.ts'
 
 /** One run of the CLI: where it writes, and the exit code a command settles on without failing (verify). */
 interface Invocation {
   readonly io: CliIo
   exitCode: number
-}
-
-/** A path option as given, refused when the file system could never take it. */
-function pathOption(value: string | undefined, flag: string): string | undefined {
-  if (value === undefined) return undefined
-  // node:fs throws an untyped TypeError on NUL; an empty path would silently mean the working directory
-  if (value.length === 0 || value.includes('\u0000')) throw new CliError(`${flag} must be a non-empty path without NUL characters`, EXIT.usage)
-  return value
-}
-
-function runtimeOf(command: Command, io: CliIo): Runtime {
-  const options = command.optsWithGlobals<GlobalOptions>()
-  const home = resolve(resolveDshHome(pathOption(options.home, '--home')))
-  const store = pathOption(options.store, '--store')
-  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : isPostgresLocation(store) ? store : resolve(store), output: consoleOutput(options.json === true, io) }
-}
-
-async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean; redact?: RedactionOptions | false } = {}): Promise<T> {
-  const shown = displayLocation(rt.storePath)
-  const missing = `no shadow store at ${shown} (use --home or --store; Shadow Context creates it on first use)`
-  if (!isPostgresLocation(rt.storePath) && !existsSync(rt.storePath) && options.create !== true) throw new CliError(missing, EXIT.notFound)
-  let store: ShadowStore
-  const readOnly = options.readOnly ?? true
-  try {
-    store = await ShadowStore.open(rt.storePath, { readOnly, ...(options.redact === undefined ? {} : { redact: options.redact }) }).catch(async (error: unknown) => {
-      if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
-      // a store from an older version: upgrade it in place (what dsh does at its next start), then read
-      await (await ShadowStore.open(rt.storePath)).close()
-      rt.output.err(`upgraded the shadow store ${shown} to the current schema`)
-      return ShadowStore.open(rt.storePath, { readOnly })
-    })
-  } catch (error) {
-    if (isShadowStoreError(error, 'NOT_FOUND') && options.create !== true) throw new CliError(missing, EXIT.notFound)
-    throw new CliError(`cannot open the shadow store ${shown}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
-  }
-  try {
-    return await run(store)
-  } finally {
-    await store.close()
-  }
-}
-
-async function withLogs<T>(rt: Runtime, run: (logs: DshLogs) => Promise<T>): Promise<T> {
-  // a home that cannot be read (a file, a name too long, no permission) is the user's to fix: say so in one line
-  const unreadable = (error: unknown): never => {
-    throw new CliError(`cannot read the dsh logs in ${rt.home}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
-  }
-  const logs = await openDshLogs(rt.home).catch(unreadable)
-  const guarded: DshLogs = { root: logs.root, list: () => logs.list().catch(unreadable), load: sessionId => logs.load(sessionId).catch(unreadable), close: () => logs.close() }
-  try {
-    return await run(guarded)
-  } finally {
-    await logs.close()
-  }
-}
-
-/** A full session id, a unique prefix of one, or its 6-character tag. */
-async function findSession(store: ShadowStore, reference: string): Promise<ShadowSession> {
-  // the empty prefix would match every session (and pick the only one of a one-session store)
-  if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
-  const sessions = await store.sessions()
-  const exact = sessions.find(session => session.sessionId === reference || session.tag === reference)
-  if (exact !== undefined) return exact
-  const matches = sessions.filter(session => session.sessionId.startsWith(reference))
-  if (matches.length === 1) return matches[0]!
-  if (matches.length > 1) throw new CliError(`"${reference}" matches ${matches.length} sessions; give more of the id`, EXIT.usage)
-  throw new CliError(`no session "${reference}" in the shadow store`, EXIT.notFound)
-}
-
-/** The same references, resolved against the dsh log (repair rebuilds sessions the store may lack). */
-async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
-  if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
-  const ids = (await logs.list()).map(meta => meta.id as string)
-  const exact = ids.find(id => id === reference || tagCandidates(id).includes(reference))
-  if (exact !== undefined) return exact
-  const matches = ids.filter(id => id.startsWith(reference))
-  if (matches.length === 1) return matches[0]!
-  if (matches.length > 1) throw new CliError(`"${reference}" matches ${matches.length} sessions; give more of the id`, EXIT.usage)
-  throw new CliError(`no session "${reference}" in the dsh log at ${logs.root}`, EXIT.notFound)
-}
-
-function speaker(message: ShadowMessage): string {
-  if (message.eventType === 'request/header') return 'system'
-  if (message.role === 'tool') return `tool:${message.toolName ?? '?'}`
-  if (message.role === 'user' && message.sourceKind !== 'user') return message.sourceKind
-  return message.role
-}
-
-function transcript(messages: readonly ShadowMessage[]): string {
-  return messages.map(message => `── ${message.shadowId} · ${time(message.time)} UTC · ${speaker(message)}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · checkpoint ${message.elidedBy}`}\n${bodyOf(message)}`).join('\n')
-}
-
-function int(value: string, label: string): number {
-  const parsed = Number(value)
-  if (!Number.isSafeInteger(parsed) || parsed < 0) throw new CliError(`${label} must be a non-negative integer`, EXIT.usage)
-  return parsed
 }
 
 /** The command tree, writing to `io` (default: the process streams). */
@@ -155,13 +36,14 @@ function build(invocation: Invocation): Command {
     .configureOutput({
       writeOut: text => invocation.io.stdout(text),
       writeErr: text => invocation.io.stderr(text),
-      outputError: (text, write) => write(`${oneLine(text.trimEnd())}\n`),
+      // commander's "Did you mean …?" comes on a second line: one line, words joined
+      outputError: (text, write) => write(`${oneLine(text.trim().replace(/\s*\n\s*/g, ' '))}\n`),
     })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
     .option('--store <file>', 'shadow store file, or a postgres:// connection string (default <home>/shadow-context/shadow.db)')
     .option('--json', 'machine-readable output')
-    .showHelpAfterError()
+    .version(cliVersion(), '-V, --version', 'print the version')
 
   root.command('sessions')
     .description('list the sessions in the store, newest first')
@@ -174,7 +56,7 @@ function build(invocation: Invocation): Command {
         for (const session of sessions) checkpoints.set(session.sessionId, (await store.checkpoints(session.sessionId)).length)
         if (rt.output.json) return rt.output.out(JSON.stringify(sessions.map(session => ({ ...session, checkpoints: checkpoints.get(session.sessionId) }))))
         if (sessions.length === 0) return rt.output.out('(no sessions)')
-        rt.output.out(table(['session', 'tag', 'messages', 'checkpoints', 'first', 'last', 'fork of', 'workspace'],
+        rt.output.out(tableFor(rt, ['session', 'tag', 'messages', 'checkpoints', 'first', 'last', 'fork of', 'workspace'],
           sessions.map(session => [session.sessionId, session.tag, session.messageCount, checkpoints.get(session.sessionId), time(session.firstTime), time(session.lastTime), session.parentSessionId === null ? '' : `${session.parentSessionId}@${session.forkSeq}`, session.workspace])))
       })
     })
@@ -188,20 +70,27 @@ function build(invocation: Invocation): Command {
         const session = await findSession(store, reference)
         const checkpoints = await store.checkpoints(session.sessionId, { withAncestors: true })
         const recalls = await store.recalls(session.sessionId)
-        const entries = [
-          ...checkpoints.map(checkpoint => ({
+        const savings = await savingsOf(store, checkpoints.filter(checkpoint => checkpoint.sessionId === session.sessionId), recalls)
+        if (rt.output.json) return rt.output.out(JSON.stringify({ session, savings, checkpoints, recalls }))
+        const entries = []
+        for (const checkpoint of checkpoints) {
+          const cost = await digestTokens(store, checkpoint)
+          entries.push({
             time: checkpoint.createdAt, kind: checkpoint.trigger === 'index' ? 'index' : 'checkpoint', id: checkpoint.checkpointId,
-            detail: `${checkpoint.expiredAt === null ? '' : `[originals expired ${time(checkpoint.expiredAt)}] `}${checkpoint.messageCount} msgs · seqs ${checkpoint.firstSeq}–${checkpoint.lastSeq} · originals ${time(checkpoint.timeFrom)} → ${time(checkpoint.timeTo)} · ${checkpoint.engine}${checkpoint.trigger === null || checkpoint.trigger === undefined ? '' : `/${checkpoint.trigger}`}${checkpoint.sessionId === session.sessionId ? '' : ` (from ${checkpoint.sessionId})`}`,
-          })),
-          ...recalls.map(recall => ({
+            detail: `${checkpoint.expiredAt === null ? '' : `[originals expired ${time(checkpoint.expiredAt)}] `}${checkpoint.messageCount} msgs, ${checkpoint.shadowedTokens ?? '?'} tokens off the context → ${cost} tokens in their place · seqs ${checkpoint.firstSeq}–${checkpoint.lastSeq} · originals ${time(checkpoint.timeFrom)} → ${time(checkpoint.timeTo)} · ${checkpoint.engine}${checkpoint.trigger === null || checkpoint.trigger === undefined ? '' : `/${checkpoint.trigger}`}${checkpoint.sessionId === session.sessionId ? '' : ` (from ${checkpoint.sessionId})`}`,
+          })
+        }
+        for (const recall of recalls) {
+          entries.push({
             time: recall.time, kind: `recall:${recall.kind}`, id: String(recall.recallId),
-            detail: `${recall.query === null || recall.query === undefined ? '' : `"${recall.query}" → `}${recall.shadowIds.length} msgs${recall.checkpointIds !== undefined && recall.checkpointIds.length > 0 ? ` from ${recall.checkpointIds.join(', ')}` : ''}`,
-          })),
-        ].toSorted((a, b) => a.time - b.time)
-        if (rt.output.json) return rt.output.out(JSON.stringify({ session, checkpoints, recalls }))
+            detail: `${recall.query === null || recall.query === undefined ? '' : `"${recall.query}" → `}brought back ${recall.shadowIds.length} msgs${recall.checkpointIds !== undefined && recall.checkpointIds.length > 0 ? ` from ${recall.checkpointIds.join(', ')}` : ''}; first ${await recalledSnippet(store, recall)}`,
+          })
+        }
+        entries.sort((a, b) => a.time - b.time)
         rt.output.out(`${session.sessionId} (${session.tag}) · ${session.messageCount} messages · ${time(session.firstTime)} → ${time(session.lastTime)} UTC`)
+        rt.output.out(savingsLine(savings))
         if (entries.length === 0) return rt.output.out('(no checkpoints or recalls yet)')
-        rt.output.out(table(['time (UTC)', 'what', 'id', 'detail'], entries.map(entry => [time(entry.time), entry.kind, entry.id, entry.detail])))
+        rt.output.out(tableFor(rt, ['time (UTC)', 'what', 'id', 'detail'], entries.map(entry => [time(entry.time), entry.kind, entry.id, entry.detail])))
       })
     })
 
@@ -217,23 +106,27 @@ function build(invocation: Invocation): Command {
     .option('--limit <n>', 'hits to show', '10')
     .action(async (words: string[], options: { session?: string; all?: boolean; since?: string; until?: string; role?: string; tool?: string; limit: string }, command: Command) => {
       const rt = runtime(command)
-      if ((options.session === undefined) === (options.all !== true)) throw new CliError('give --session <id> or --all', EXIT.usage)
+      if (options.session !== undefined && options.all === true) throw new CliError('give --session <id> or --all, not both', EXIT.usage)
+      const limit = Number(options.limit)
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be an integer from 1 to 200', EXIT.usage)
       await withStore(rt, async store => {
         const sessions = await store.sessions()
+        // neither: the newest session, said on stderr so a script sees which
         const sessionId = options.session !== undefined ? (await findSession(store, options.session)).sessionId : sessions[0]?.sessionId
         if (sessionId === undefined) return rt.output.out(rt.output.json ? '{"hits":[]}' : '(the store is empty)')
+        if (options.session === undefined && options.all !== true && !rt.output.json) rt.output.err(`searching the newest session, ${sessionId} (--session <id> for another, --all for every one)`)
         const range = parseTimeRange(options.since, options.until, Date.now())
         const result = await store.search(words.join(' '), {
           sessionId, ...(options.all === true ? { allSessions: true } : {}), ...range, ...SEARCH_EXCLUDES,
-          limit: Math.min(200, Math.max(1, int(options.limit, '--limit'))),
+          limit,
           ...(options.role === undefined ? {} : { roles: [options.role as ShadowRole] }),
           ...(options.tool === undefined ? {} : { toolName: options.tool }),
         })
         if (rt.output.json) return rt.output.out(JSON.stringify({ coverage: result.coverage, hits: result.hits.map(hit => ({ shadowId: hit.message.shadowId, sessionId: hit.message.sessionId, seq: hit.message.seq, time: hit.message.time, role: hit.message.role, tool: hit.message.toolName, checkpoint: hit.message.elidedBy, snippet: hit.snippet })) }))
         rt.output.out(`${result.hits.length} of ${result.coverage.matched}${result.coverage.matched > result.hits.length ? '+' : ''} matches · searched ${result.coverage.searched} messages`)
         for (const [index, hit] of result.hits.entries()) {
-          rt.output.out(`${String(index + 1).padStart(2)}. ${hit.message.shadowId}  ${time(hit.message.time)}  ${speaker(hit.message)}${hit.message.elidedBy === null ? '' : `  [${hit.message.elidedBy}]`}`)
-          rt.output.out(`    ${hit.snippet}`)
+          rt.output.out(`${String(index + 1).padStart(2)}. ${hit.message.shadowId}  ${time(hit.message.time)}  ${safe(speaker(hit.message))}${hit.message.elidedBy === null ? '' : `  [${hit.message.elidedBy}]`}`)
+          rt.output.out(`    ${rt.output.highlight(hit.snippet)}`)
         }
       })
     })
@@ -270,7 +163,7 @@ function build(invocation: Invocation): Command {
           const session = await findSession(store, match[1]!)
           messages = await store.read({ sessionId: session.sessionId }, { fromSeq: Number(match[2]), toSeq: Number(match[3]), limit: 100_000 })
         }
-        if (rt.output.json) return rt.output.out(JSON.stringify(messages.map(message => ({ ...message, eventJson: undefined, event: JSON.parse(message.eventJson) as unknown }))))
+        if (rt.output.json) return rt.output.out(JSON.stringify(messages.map(message => ({ ...message, eventJson: undefined, event: message.eventJson === '' ? null : JSON.parse(message.eventJson) as unknown }))))
         rt.output.out(messages.length === 0 ? '(nothing stored there)' : transcript(messages))
       })
     })
@@ -284,17 +177,28 @@ function build(invocation: Invocation): Command {
       const rt = runtime(command)
       await withStore(rt, async store => {
         const session = await findSession(store, reference)
-        const text = await exportSession(store, session, options.format, (done, total) => rt.output.progress('export', done, total))
         const output = pathOption(options.output, '--output')
-        if (output === undefined) invocation.io.stdout(text)
-        else {
-          try {
-            writeFileSync(output, text, { mode: 0o600 })
-          } catch (error) {
-            throw new CliError(`cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
-          }
-          rt.output.err(`wrote ${output}`)
+        const progress = (done: number, total: number): void => rt.output.progress('export', done, total)
+        // written a message at a time: a session of gigabytes never becomes one string
+        if (output === undefined) return exportSession(store, session, options.format, progress, invocation.io.stdout)
+        let fd: number
+        try {
+          fd = openSync(output, 'w', 0o600)
+        } catch (error) {
+          throw new CliError(`cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
         }
+        try {
+          await exportSession(store, session, options.format, progress, text => {
+            try {
+              writeSync(fd, text)
+            } catch (error) {
+              throw new CliError(`cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+            }
+          })
+        } finally {
+          closeSync(fd)
+        }
+        rt.output.err(`wrote ${output}`)
       })
     })
 
@@ -306,10 +210,13 @@ function build(invocation: Invocation): Command {
       const verdicts = await withStore(rt, store => withLogs(rt, async logs => {
         const problems = await store.integrityCheck()
         if (problems.length > 0) throw new CliError(`the shadow store is damaged: ${problems.slice(0, 3).join('; ')} (run \`dsh-shadow repair --all --fresh\`)`, EXIT.unavailable)
-        const ids = reference !== undefined ? [(await findSession(store, reference)).sessionId] : (await logs.list()).map(meta => meta.id)
+        // one unreadable log makes dsh's listing fail as a whole: then find the logs on disk and check each
+        const logged = await logs.list().then(metas => metas.map(meta => meta.id as string), () => logIdsOnDisk(logs.root))
+        // every session either side knows: one the store has without a log is reported, never skipped
+        const ids = reference !== undefined ? [(await findSession(store, reference)).sessionId] : [...new Set([...logged, ...(await store.sessions()).map(session => session.sessionId)])]
         const out: SessionVerdict[] = []
         for (const [index, sessionId] of ids.entries()) {
-          out.push(await verifySession(store, logs, sessionId))
+          out.push(logged.includes(sessionId) ? await verifySession(store, logs, sessionId) : { sessionId, logMessages: 0, storeRows: (await store.session(sessionId))?.messageCount ?? 0, lost: [], mismatched: [], extra: [], duplicated: 0, error: `no dsh log in ${logs.root}` })
           rt.output.progress('verify', index + 1, ids.length)
         }
         return out
@@ -317,16 +224,27 @@ function build(invocation: Invocation): Command {
       const lost = verdicts.some(verdict => verdict.lost.length > 0)
       const mismatched = verdicts.some(verdict => verdict.mismatched.length > 0)
       const extra = verdicts.some(verdict => verdict.extra.length > 0 || verdict.duplicated > 0)
-      if (rt.output.json) rt.output.out(JSON.stringify({ clean: !lost && !mismatched && !extra, sessions: verdicts }))
+      const unchecked = verdicts.filter(verdict => verdict.error !== undefined)
+      const clean = !lost && !mismatched && !extra && unchecked.length === 0
+      if (rt.output.json) rt.output.out(JSON.stringify({ clean, unchecked: unchecked.length, sessions: verdicts }))
       else {
-        rt.output.out(table(['session', 'log msgs', 'store rows', 'lost', 'mismatched', 'stale', 'duplicated', 'verdict'], verdicts.map(verdict => [
+        rt.output.out(tableFor(rt, ['session', 'log msgs', 'store rows', 'lost', 'mismatched', 'stale', 'duplicated', 'verdict'], verdicts.map(verdict => [
           verdict.sessionId, verdict.logMessages, verdict.storeRows, verdict.lost.length, verdict.mismatched.length, verdict.extra.length, verdict.duplicated,
-          verdict.error ?? (verdict.lost.length + verdict.mismatched.length + verdict.extra.length + verdict.duplicated === 0 ? 'clean' : 'DIFFERS'),
+          verdict.error === undefined ? (verdict.lost.length + verdict.mismatched.length + verdict.extra.length + verdict.duplicated === 0 ? 'clean' : 'DIFFERS') : 'NOT CHECKED',
         ])))
-        rt.output.out(!lost && !mismatched && !extra ? 'verify: clean' : 'verify: the store differs from the dsh log (run `dsh-shadow repair <session>`)')
+        for (const verdict of unchecked) rt.output.out(`not checked: ${verdict.sessionId}: ${safe(verdict.error!)}`)
+        if (lost || mismatched || extra) rt.output.out('verify: the store differs from the dsh log (run `dsh-shadow repair <session>`)')
+        if (unchecked.length > 0) rt.output.out(`verify: ${unchecked.length} session(s) could not be checked, so the store is not known to be clean`)
+        if (clean) rt.output.out('verify: clean')
       }
       const code = (lost ? 1 : 0) | (mismatched ? 2 : 0) | (extra ? 4 : 0)
-      if (code !== 0) invocation.exitCode = EXIT.verify + code
+      // a session that could not be checked outranks differences: the answer is incomplete
+      if (unchecked.length > 0) {
+        // like every failure, one line on stderr as well (the verdict above is the detail)
+        rt.output.err(`dsh-shadow: verify could not check ${unchecked.length} session(s), e.g. ${safe(unchecked[0]!.sessionId)}: ${safe(unchecked[0]!.error!).slice(0, 300)}`)
+        invocation.exitCode = EXIT.unavailable
+      }
+      else if (code !== 0) invocation.exitCode = EXIT.verify + code
     })
 
   root.command('repair')
@@ -338,7 +256,10 @@ function build(invocation: Invocation): Command {
       const rt = runtime(command)
       if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
       // Resolve what to rebuild before --fresh moves anything: a typo must not leave an empty store behind.
+      // a mistyped home has no logs: say so before anything (a store, a folder) is created
+      if (!existsSync(join(rt.home, 'sessions'))) throw new CliError(`no dsh session logs in ${rt.home} (no ${join(rt.home, 'sessions')}; mistyped --home?)`, EXIT.notFound)
       const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
+      if (ids.length === 0) throw new CliError(`no dsh session logs in ${join(rt.home, 'sessions')} to repair from (mistyped --home?)`, EXIT.notFound)
       if (options.fresh === true && isPostgresLocation(rt.storePath)) throw new CliError('--fresh sets a store file aside; for a PostgreSQL store, name a new ?schema= in --store instead', EXIT.usage)
       let redact: RedactionOptions | false | undefined
       if (options.fresh === true && existsSync(rt.storePath)) {
@@ -349,7 +270,11 @@ function build(invocation: Invocation): Command {
         redact = kept.policy
         if (kept.guessed) rt.output.err('the old store\'s redaction policy is unreadable: the new store redacts with the built-in detectors')
         const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
-        for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
+        try {
+          for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
+        } catch (error) {
+          throw new CliError(`cannot set the store aside in ${rt.storePath}'s folder: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+        }
         rt.output.err(`set the old store aside as ${aside}`)
       }
       const reports = await withStore(rt, store => withLogs(rt, async logs => {
@@ -361,7 +286,7 @@ function build(invocation: Invocation): Command {
         return out
       }), { readOnly: false, create: true, ...(redact === undefined ? {} : { redact }) })
       if (rt.output.json) return rt.output.out(JSON.stringify(reports))
-      rt.output.out(table(['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
+      rt.output.out(tableFor(rt, ['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
     })
 
   root.command('reindex')
@@ -395,7 +320,7 @@ function build(invocation: Invocation): Command {
         const verb = report.dryRun ? 'would drop' : 'dropped'
         rt.output.out(`${verb} ${report.rows} originals (${(report.bytes / 1024 / 1024).toFixed(2)} MiB) of ${report.expired.length} checkpoints`)
         if (report.expired.length > 0) {
-          rt.output.out(table(['checkpoint', 'session', 'messages', 'bytes', 'why'], report.expired.map(entry => [entry.checkpointId, entry.sessionId, entry.rows, entry.bytes, `${entry.reason === 'age' ? 'older than --max-age' : `over the ${entry.reason} budget`}`])))
+          rt.output.out(tableFor(rt, ['checkpoint', 'session', 'messages', 'bytes', 'why'], report.expired.map(entry => [entry.checkpointId, entry.sessionId, entry.rows, entry.bytes, `${entry.reason === 'age' ? 'older than --max-age' : `over the ${entry.reason} budget`}`])))
         }
         for (const over of report.overBudget) rt.output.out(`still over budget: ${over.scope} ${over.id} keeps ${over.bytes} bytes on its live surface (budget ${over.budget}); nothing older is left to drop`)
       }, { readOnly: policy.dryRun })
@@ -407,15 +332,37 @@ function build(invocation: Invocation): Command {
       const rt = runtime(command)
       await withStore(rt, async store => {
         const stats = await store.stats()
-        if (rt.output.json) return rt.output.out(JSON.stringify({ ...stats, home: rt.home }))
-        rt.output.out(table(['', ''], [
+        const checkpoints = []
+        const recalls = []
+        for (const session of await store.sessions()) {
+          checkpoints.push(...await store.checkpoints(session.sessionId))
+          recalls.push(...await store.recalls(session.sessionId))
+        }
+        const savings = await savingsOf(store, checkpoints, recalls)
+        if (rt.output.json) return rt.output.out(JSON.stringify({ ...stats, home: rt.home, savings }))
+        rt.output.out(tableFor(rt, ['', ''], [
           ['dsh home', rt.home], ['store', stats.path], ['schema', `v${stats.schemaVersion} (analyzer v${stats.analyzerVersion})`],
           ['sessions', stats.sessions], ['messages', stats.messages], ['checkpoints', stats.checkpoints], ['recalls', stats.recalls],
           ['size', `${(stats.bytes / 1024 / 1024).toFixed(2)} MiB (text ${(stats.textBytes / 1024 / 1024).toFixed(2)} MiB)`],
           ['expired by retention', stats.expired],
+          ['kept off the context', `${savings.tokensOff.toLocaleString('en-US')} tokens of originals, by ${savings.checkpoints} checkpoints`],
+          ['checkpoints cost', `${savings.checkpointTokens.toLocaleString('en-US')} tokens in their place`],
+          ['recalls', `${savings.recalls}, bringing back ${savings.recalledMessages} original messages`],
         ]))
       })
     })
+
+  registerSetupCommands(root, {
+    context: command => ({ ...runtime(command), env: process.env }),
+    show: async argv => {
+      await build(invocation).parseAsync([...argv], { from: 'user' })
+    },
+    withSession: (command, reference, run) => withStore(runtime(command), async store => run(store, (await findSession(store, reference)).sessionId), { readOnly: false }),
+    interactive: invocation.io === PROCESS_IO && process.stdin.isTTY === true,
+    exit: code => {
+      invocation.exitCode = code
+    },
+  })
 
   return root
 }
@@ -440,21 +387,26 @@ function oneLine(message: string): string {
  */
 export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
   const invocation: Invocation = { io, exitCode: EXIT.ok }
+  // under --json a failure is a JSON document on stdout too (options end at `--`)
+  const json = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).includes('--json')
+  const fail = (message: string, exitCode: number, code?: string): number => {
+    if (message.length > 0) io.stderr(`dsh-shadow: ${oneLine(message)}\n`)
+    if (json) io.stdout(`${JSON.stringify({ error: { exitCode, ...(code === undefined ? {} : { code }), message: oneLine(message) } })}\n`)
+    return exitCode
+  }
   try {
     await build(invocation).parseAsync([...argv], { from: 'user' })
     return invocation.exitCode
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage
-    if (error instanceof CliError) {
-      io.stderr(`dsh-shadow: ${oneLine(error.message)}\n`)
-      return error.exitCode
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.ok
+      // commander printed its line on stderr already
+      if (json) io.stdout(`${JSON.stringify({ error: { exitCode: EXIT.usage, code: error.code, message: oneLine(error.message.replace(/\s*\n\s*/g, ' ')) } })}\n`)
+      return EXIT.usage
     }
-    if (isShadowStoreError(error)) {
-      io.stderr(`dsh-shadow: ${oneLine(error.message)}\n`)
-      return error.code === 'INVALID_INPUT' ? EXIT.usage : error.code === 'NOT_FOUND' ? EXIT.notFound : EXIT.unavailable
-    }
-    io.stderr(`dsh-shadow: ${oneLine(error instanceof Error ? error.message : String(error))}\n`)
-    return EXIT.failure
+    if (error instanceof CliError) return fail(error.message, error.exitCode)
+    if (isShadowStoreError(error)) return fail(error.message, error.code === 'INVALID_INPUT' ? EXIT.usage : error.code === 'NOT_FOUND' ? EXIT.notFound : EXIT.unavailable, error.code)
+    return fail(error instanceof Error ? error.message : String(error), EXIT.failure)
   }
 }
 

@@ -1,8 +1,10 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { type IngestReport, type RedactionOptions, type ShadowSession, ShadowStore } from '@dsh-shadow/store'
 import { bodyOf, captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
-import { time } from './format.ts'
+import { safe, time } from './format.ts'
 
 export interface SessionVerdict {
   readonly sessionId: string
@@ -48,6 +50,24 @@ export async function verifySession(store: ShadowStore, logs: DshLogs, sessionId
   }
 }
 
+/** Session ids with a log file under the dsh sessions root (`<root>/<workspace>/<session id>/session.jsonl*`), read from the folders alone. */
+export function logIdsOnDisk(root: string): string[] {
+  const ids: string[] = []
+  const entries = (dir: string): string[] => {
+    try {
+      return readdirSync(dir)
+    } catch {
+      return []
+    }
+  }
+  for (const workspace of entries(root)) {
+    for (const id of entries(join(root, workspace))) {
+      if (entries(join(root, workspace, id)).some(name => name.startsWith('session.jsonl'))) ids.push(id)
+    }
+  }
+  return ids
+}
+
 export interface RepairReport extends IngestReport {
   readonly sessionId: string
 }
@@ -76,12 +96,14 @@ export async function repairSession(store: ShadowStore, logs: DshLogs, sessionId
   return { sessionId, ...report }
 }
 
-/** A session's visible history as Markdown, or as JSON lines of the exact log events. */
-export async function exportSession(store: ShadowStore, session: ShadowSession, format: 'md' | 'jsonl', progress: (done: number, total: number) => void): Promise<string> {
+/**
+ * A session's visible history as Markdown, or as JSON lines of the exact log events, handed to
+ * `write` a message at a time (the Markdown is for a terminal: stored control characters are escaped).
+ */
+export async function exportSession(store: ShadowStore, session: ShadowSession, format: 'md' | 'jsonl', progress: (done: number, total: number) => void, write: (text: string) => void): Promise<void> {
   const total = await store.count({ sessionId: session.sessionId })
-  const parts: string[] = []
   if (format === 'md') {
-    parts.push(`# Session ${session.sessionId}\n\n- shadow tag: ${session.tag}\n- workspace: ${session.workspace ?? '-'}\n- ${total} messages, ${time(session.firstTime)} → ${time(session.lastTime)} UTC\n`)
+    write(`# Session ${safe(session.sessionId)}\n\n- shadow tag: ${session.tag}\n- workspace: ${safe(session.workspace ?? '-')}\n- ${total} messages, ${time(session.firstTime)} → ${time(session.lastTime)} UTC\n`)
   }
   let done = 0
   let fromSeq = 0
@@ -91,18 +113,17 @@ export async function exportSession(store: ShadowStore, session: ShadowSession, 
     for (const message of page) {
       if (format === 'jsonl') {
         const event = message.expiredAt === null ? JSON.parse(message.eventJson) as unknown : null
-        parts.push(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, ...(message.expiredAt === null ? {} : { expiredAt: message.expiredAt }), event })}\n`)
+        write(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, ...(message.expiredAt === null ? {} : { expiredAt: message.expiredAt }), event })}\n`)
       }
       else {
-        const who = message.role === 'tool' ? `tool \`${message.toolName ?? '?'}\`` : message.eventType === 'request/header' ? 'system prompt' : message.role
-        parts.push(`\n## ${message.shadowId} · ${time(message.time)} UTC · ${who}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · in checkpoint ${message.elidedBy}`}\n\n${'````'}text\n${bodyOf(message)}\n${'````'}\n`)
+        const who = message.role === 'tool' ? `tool \`${safe(message.toolName ?? '?')}\`` : message.eventType === 'request/header' ? 'system prompt' : message.role
+        write(`\n## ${message.shadowId} · ${time(message.time)} UTC · ${who}${message.turn === null ? '' : ` · turn ${message.turn}`}${message.elidedBy === null ? '' : ` · in checkpoint ${message.elidedBy}`}\n\n${'````'}text\n${safe(bodyOf(message))}\n${'````'}\n`)
       }
     }
     done += page.length
     progress(done, total)
     fromSeq = page.at(-1)!.seq + 1
   }
-  return parts.join('')
 }
 
 /**

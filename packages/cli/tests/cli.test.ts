@@ -6,37 +6,20 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { DatabaseSync } from 'node:sqlite'
-import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
-import { ShadowCapture, ShadowCompactionEngine, ShadowRecall } from 'dsh-shadow-context'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BIN, cliHome, runBin, type BinResult, type CliHome } from './support.ts'
 
-const BIN = fileURLToPath(new URL('../bin/dsh-shadow.js', import.meta.url))
 let home: string
 let sessionId: string
-let facts: ReturnType<typeof codingSession>['facts']
+let facts: CliHome['facts']
 
-function cli(...args: string[]): { code: number; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [BIN, '--home', home, ...args], { encoding: 'utf8', env: { ...process.env, DSH_HOME: '' } })
-  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
+function cli(...args: string[]): BinResult {
+  return runBin(home, args)
 }
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-shadow-cli-'))
-  const scenario = codingSession({ turns: 60, seed: 44 })
-  facts = scenario.facts
-  const harness = await DshHarness.create({
-    home, invariants: false, tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 16_000 }),
-    plugins: dshHome => [{ plugin: ShadowCapture, config: { home: dshHome } }, { plugin: ShadowRecall }],
-    compaction: { plugin: ShadowCompactionEngine, config: {} },
-  })
-  const agent = await harness.createAgent({ sessionId: 'cli-session-0001' })
-  sessionId = agent.session.id
-  await harness.play(agent, scenario.turns)
-  harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shadow_search', args: { query: 'staging database port' } }] }, { kind: 'text', text: 'done' })
-  await harness.send(agent, 'which port was it?')
-  await harness.dispose({ keepHome: true })
+  ;({ home, sessionId, facts } = await cliHome('dsh-shadow-cli-'))
 })
 
 afterAll(() => rmSync(home, { recursive: true, force: true }))
@@ -71,7 +54,9 @@ describe('dsh-shadow', () => {
       expect(read.stdout).toContain(fact.answer)
     }
     const human = cli('search', '--all', '缓存过期时间')
-    expect(human.stdout).toContain('**缓存过期时间**')
+    // highlights: colour on a terminal, plain text in a pipe (never literal **)
+    expect(human.stdout).toContain('缓存过期时间')
+    expect(human.stdout).not.toContain('**')
     const checkpoints = JSON.parse(cli('--json', 'timeline', sessionId).stdout) as { checkpoints: Array<{ checkpointId: string; messageCount: number }> }
     const first = checkpoints.checkpoints[0]!
     const read = JSON.parse(cli('--json', 'read', first.checkpointId).stdout) as unknown[]
@@ -131,7 +116,7 @@ describe('dsh-shadow', () => {
   it('answers bad input with clear errors and exit codes', () => {
     expect(cli('timeline', 'no-such-session')).toMatchObject({ code: 4 })
     expect(cli('read', 'not a pointer').code).toBe(2)
-    expect(cli('search', 'x').code).toBe(2)
+    expect(cli('search', 'x', '--session', 'a', '--all').code).toBe(2)
     expect(cli('frobnicate').code).toBe(2)
     const missing = spawnSync(process.execPath, [BIN, '--store', join(home, 'absent.db'), 'stats'], { encoding: 'utf8' })
     expect(missing.status).toBe(4)
@@ -145,10 +130,7 @@ describe('dsh-shadow', () => {
     const copy = mkdtempSync(join(tmpdir(), 'dsh-shadow-cli-gc-'))
     try {
       cpSync(home, copy, { recursive: true })
-      const run = (...args: string[]): { code: number; stdout: string; stderr: string } => {
-        const result = spawnSync(process.execPath, [BIN, '--home', copy, ...args], { encoding: 'utf8', env: { ...process.env, DSH_HOME: '' } })
-        return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
-      }
+      const run = (...args: string[]): BinResult => runBin(copy, args)
       const statsOf = (): { messages: number; expired: number } => JSON.parse(run('--json', 'stats').stdout) as { messages: number; expired: number }
       expect(run('gc').code).toBe(2)
       expect(run('gc', '--session-budget', '5 parsecs').code).toBe(2)

@@ -12,6 +12,7 @@ export const CSS = `
 .dsc-title{flex:none}
 .dsc-facts{min-width:0;color:var(--dsw-alias-label-secondary,#555);overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .dsc-muted{color:var(--dsw-alias-label-tertiary,#777);padding:4px 10px}
+.dsc-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .dsc-error{color:var(--dsw-alias-state-error-primary,#c4302b);padding:4px 10px;white-space:pre-wrap}
 .dsc-error.dsc-inline{padding:0 10px;font-size:12px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .dsc-transcript{border-top:1px solid var(--dsw-alias-border-l1,#e5e5ea);padding:4px 0}

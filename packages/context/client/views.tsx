@@ -24,6 +24,14 @@ export function shadowViewOf(value: unknown): ShadowContextView | undefined {
   return typeof view.active === 'boolean' && Array.isArray(view.checkpoints) && Array.isArray(view.recalls) ? value as ShadowContextView : undefined
 }
 
+const count = (value: number | undefined): string => (value ?? 0).toLocaleString('en-US')
+
+/** What Shadow Context saved this session, in plain words (values from before these fields read as 0). */
+export function savingsText(view: ShadowContextView): string {
+  const saved = `${count(view.savedTokens)} tokens kept off the context by ${view.checkpointCount} checkpoints (which cost ${count(view.checkpointTokens)})`
+  return `${saved} · ${view.recallCount} recalls brought back ${count(view.recalledMessages)} originals · ${view.captured} messages captured`
+}
+
 export function formatTime(time: number | null): string {
   return time === null ? '?' : `${new Date(time).toISOString().replace('T', ' ').slice(0, 19)}`
 }
@@ -135,7 +143,7 @@ export function createCheckpointNode(api: ShadowApi) {
           <span className="dsc-glyph" aria-hidden="true">{expanded ? '▾' : '▸'}</span>
           <span className="dsc-title">Shadow Context checkpoint <b>{data.checkpointId}</b></span>
           <span className="dsc-facts" data-shadow-pointer="">
-            {messages} messages · {shadowRange(checkpoint, data)} · {time}
+            {messages} messages, {count(checkpoint?.shadowedTokens ?? data.tokens)} tokens off the context{checkpoint === undefined ? '' : ` → ${count(checkpoint.digestTokens)} in their place`} · {shadowRange(checkpoint, data)} · {time}
           </span>
         </button>
         {expanded ? <Transcript api={api} sessionId={sessionId} request={{ checkpoint: data.checkpointId }} /> : null}
@@ -168,6 +176,21 @@ export function createRecallNode(api: ShadowApi) {
     const ok = recall?.ok ?? data.ok
     const verb = data.kind === 'search' ? 'searched' : data.kind === 'read' ? 'read' : 'recalled'
     const status = ok === null ? 'running…' : ok ? `${ids.length} original${ids.length === 1 ? '' : 's'} came back` : 'failed'
+    // the same search or read right after itself: one short line instead of a second full marker
+    const index = recall === undefined ? -1 : view!.recalls.indexOf(recall)
+    const previous = index > 0 ? view!.recalls[index - 1] : undefined
+    const repeat = recall !== undefined && previous !== undefined && previous.kind === recall.kind && previous.query === recall.query && previous.ok && recall.ok
+    if (repeat) {
+      return (
+        <div className="dsc-node dsc-recall dsc-repeat" data-shadow-recall={data.kind} data-shadow-recall-seq={data.seq ?? ''} data-shadow-recall-repeat="">
+          <div className="dsc-row dsc-static">
+            <span className="dsc-glyph" aria-hidden="true">↺</span>
+            <span className="dsc-muted">the same {data.kind} again · {status}</span>
+          </div>
+        </div>
+      )
+    }
+    const snippet = recall?.snippet ?? null
     return (
       <div className="dsc-node dsc-recall" data-shadow-recall={data.kind} data-shadow-recall-seq={data.seq ?? ''}>
         <div className="dsc-row dsc-static">
@@ -175,6 +198,7 @@ export function createRecallNode(api: ShadowApi) {
           <span className="dsc-title">Shadow Context {verb} {requestLabel(data, recall)}</span>
           <span className="dsc-facts">{status}</span>
         </div>
+        {snippet === null ? null : <div className="dsc-muted dsc-line" data-shadow-recall-snippet="">{snippet}</div>}
         {ids.length > 0 ? (
           <div className="dsc-chips">
             {ids.slice(0, 24).map(id => (
@@ -252,7 +276,7 @@ export function ShadowDock({ sessionId, useProjection, shadow }: SessionKit & Do
           <span className="dsc-glyph" aria-hidden="true">{expanded ? '▾' : '▸'}</span>
           <span className="dsc-title">Shadow Context</span>
           <span className="dsc-facts" data-shadow-totals="">
-            {view.checkpointCount} checkpoints · {view.captured} captured · {view.shadowed} shadowed · {view.recallCount} recalls
+            {savingsText(view)}
           </span>
         </button>
         {view.lastFailure === null ? null : (
@@ -267,11 +291,11 @@ export function ShadowDock({ sessionId, useProjection, shadow }: SessionKit & Do
           <ol className="dsc-timeline" data-shadow-timeline="">
             {timeline.map(entry => entry.kind === 'checkpoint' ? (
               <li key={`c${entry.seq}`} data-shadow-timeline-checkpoint={entry.item.id}>
-                <span className="dsc-id">{entry.item.id}</span> · {entry.item.kind} · {entry.item.messages} messages · {formatTime(entry.item.timeFrom)} → {formatTime(entry.item.timeTo)} UTC
+                <span className="dsc-id">{entry.item.id}</span> · {entry.item.kind} · {entry.item.messages} messages, {count(entry.item.shadowedTokens)} tokens off the context → {count(entry.item.digestTokens)} · {formatTime(entry.item.timeFrom)} → {formatTime(entry.item.timeTo)} UTC
               </li>
             ) : (
               <li key={`r${entry.seq}`} data-shadow-timeline-recall={entry.item.kind}>
-                ↺ {entry.item.kind}{entry.item.query === null ? '' : ` ${JSON.stringify(entry.item.query)}`} · {entry.item.ok ? `${entry.item.ids.length} ids` : 'failed'} · {formatTime(entry.item.time)} UTC
+                ↺ {entry.item.kind}{entry.item.query === null ? '' : ` ${JSON.stringify(entry.item.query)}`} · {entry.item.ok ? `brought back ${entry.item.ids.length} originals` : 'failed'}{entry.item.snippet === null || entry.item.snippet === undefined ? '' : `: ${entry.item.snippet}`} · {formatTime(entry.item.time)} UTC
               </li>
             ))}
           </ol>

@@ -29,6 +29,11 @@ const { build } = await import('vite')
 const output = await build({
   configFile: false,
   logLevel: 'warn',
+  // Always the production JSX runtime: under NODE_ENV=test (a build started from inside vitest) Vite
+  // would bundle react/jsx-dev-runtime, which reads `process` and breaks the page.
+  mode: 'production',
+  define: { 'process.env.NODE_ENV': JSON.stringify('production') },
+  oxc: { jsx: { runtime: 'automatic', development: false } },
   root: pkg,
   build: {
     write: false,
@@ -49,6 +54,10 @@ const requested = [...code.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map
 const foreign = requested.filter(name => !SHARED_MODULES.includes(name))
 if (foreign.length > 0) {
   process.stderr.write(`build-client: the bundle requires modules outside the web app's table: ${[...new Set(foreign)].join(', ')}\n`)
+  process.exit(1)
+}
+if (/\bprocess\.env\b/.test(code)) {
+  process.stderr.write('build-client: the bundle reads process.env, which the browser does not have\n')
   process.exit(1)
 }
 const indented = code.trimEnd().split('\n').map(line => (line.length === 0 ? line : `\t\t${line}`)).join('\n')

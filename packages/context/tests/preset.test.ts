@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
 import { describe, expect, it, onTestFinished } from 'vitest'
@@ -33,7 +34,8 @@ describe('the shadow-context agent preset (web roster)', () => {
     const engine = harness.presetService<ShadowCompactionEngine>(agent, 'compaction')
     expect(engine?.constructor.name).toBe('ShadowCompactionEngine')
     const capture = harness.presetService<ShadowCapture>(agent, 'shadowCapture')!
-    expect(capture.path.startsWith(harness.home) || capture.path.includes('shadow-context')).toBe(true)
+    // the preset row gets no home: it must take the harness's DSH_HOME, never the user's ~/.dsh
+    expect(capture.path).toBe(join(harness.home, 'shadow-context', 'shadow.db'))
 
     await harness.play(agent, scenario.turns, (_index, end) => expect(end.data.reason.kind).toBe('completed'))
     const summaries = agent.session.events.filter(event => event.type === 'compaction/summary')

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
@@ -32,7 +34,11 @@ describe('shadowContext projection unit', () => {
       id: 'k7q2mz.c1', kind: 'digest', engine: 'shadow-context', seq: 2, time: 30, seqFrom: 4, seqTo: 30,
       timeFrom: Date.UTC(2026, 10, 30, 9, 12, 5), timeTo: Date.UTC(2026, 10, 30, 9, 41, 50), shadowFrom: 'k7q2mz.4', shadowTo: 'k7q2mz.30',
       messages: 3, shadowedTokens: 900, turn: 7,
+      // the checkpoint message's own price, estimated like dsh's meter (chars / 4 + 4)
+      digestTokens: Math.ceil('[shadow k7q2mz.c1] 3 messages · shadow ids k7q2mz.4 … k7q2mz.30 · 2026-11-30 09:12:05 → 2026-11-30 09:41:50 UTC'.length / 4) + 4,
     }])
+    // what it saved, in totals that outlive the capped checkpoint list
+    expect(view).toMatchObject({ savedTokens: 900, checkpointTokens: view.checkpoints[0]!.digestTokens, recalledMessages: 0 })
   })
 })
 
@@ -68,6 +74,8 @@ describe('shadowContext projection on real dsh', () => {
     await harness.play(plain, scenario.turns.slice(0, 5).map(turn => ({ ...turn, steps: [{ kind: 'text', text: 'plain answer' }] })))
     harness.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: 'staging database port' } }] }, { kind: 'text', text: 'found it' })
     await harness.send(shadow, 'Which port did we pick for staging?')
+    // the preset's rows name no home: their store is the harness's, not the user's ~/.dsh
+    expect(existsSync(join(harness.home, 'shadow-context', 'shadow.db'))).toBe(true)
 
     const registry = harness.ctx.sessionProjections
     const shadowValue = registry.snapshot(shadow.session).values[PROJECTION_KEY] as ShadowContextView

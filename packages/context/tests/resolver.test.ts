@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { checkpointId, sessionTag, ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
+import { checkpointId, Redactor, sessionTag, ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeCursor, RecallError, RecallResolver } from '../src/index.ts'
@@ -159,6 +159,18 @@ describe('RecallResolver', () => {
     ]
     for (const run of invalidOnly) expect((await failure(run)).code).toBe('INVALID_INPUT')
     expect(await store.stats()).toEqual(before)
+  })
+
+  it('searches a query as a redacting store keeps text: the secret in it comes back nowhere in the answer', async () => {
+    const redactor = new Redactor({})
+    const redacting = new RecallResolver(store, { sessionId: 'main', redact: text => redactor.text(text) }, () => T0 + 100 * 60_000)
+    const key = 'sk-proj-AbCdEf0123456789ZyXwVu9876'
+    const plain = await resolver().search({ query: `staging port ${key}` })
+    expect(plain.text.toLowerCase()).toContain('abcdef0123456789zyxwvu9876') // without redaction the absent term is named
+    const result = await redacting.search({ query: `staging port ${key}` })
+    expect(result.shadowIds[0]).toBe(`${sessionTag('main')}.61`)
+    expect(result.text.replace(JSON.stringify(`staging port ${key}`), '').toLowerCase()).not.toContain('abcdef0123456789zyxwvu9876')
+    expect((await failure(() => redacting.search({ query: key }))).code).toBe('INVALID_INPUT')
   })
 
   it('reads a hit at its passage first and continues with a cursor', async () => {

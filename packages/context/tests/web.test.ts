@@ -252,7 +252,7 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     const html = renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => view }))
     expect(html).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
     expect(html).toContain('data-shadow-expanded="false"')
-    expect(html).toContain(`${checkpoint.messages} messages · ${checkpoint.shadowFrom} … ${checkpoint.shadowTo}`)
+    expect(html).toContain(`${checkpoint.messages} messages, ${checkpoint.shadowedTokens.toLocaleString('en-US')} tokens off the context → ${checkpoint.digestTokens.toLocaleString('en-US')} in their place · ${checkpoint.shadowFrom} … ${checkpoint.shadowTo}`)
     expect(html).not.toContain('data-shadow-original')
     expect(renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => ({ ...view, active: false }) }))).toBe('')
     // no projection in this browser: the log's own facts still give a pointer
@@ -266,13 +266,28 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect(html).toContain('Shadow Context searched &quot;staging database port&quot;')
     expect(recall.ids.length).toBeGreaterThan(0)
     for (const id of recall.ids.slice(0, 24)) expect(html).toContain(`data-shadow-link="${id}"`)
+    // one line of what came back, in plain text
+    expect(recall.snippet).not.toBeNull()
+    expect(recall.snippet!.includes('\n') || recall.snippet!.includes('**')).toBe(false)
+    expect(html).toContain('data-shadow-recall-snippet')
+    // the same search right after itself collapses into one short line
+    const again = { ...recall, seq: recall.seq + 1 }
+    const repeated = { ...view, recalls: [...view.recalls, again] }
+    const second = renderToStaticMarkup(React.createElement(registrations[1]!.component, { node: { ...node, data: { ...node.data, seq: again.seq } }, sessionId: main, useProjection: () => repeated }))
+    expect(second).toContain('data-shadow-recall-repeat')
+    expect(second).toContain('the same search again')
+    expect(second).not.toContain('data-shadow-link')
   })
 
   it('renders the panel totals and last failure from the value, and hides it for a session without Shadow Context', async () => {
     const dock = registrations[2]!
     const injected = (dock.options['inject'] as (sessionId: string) => Record<string, unknown>)(main)
     const render = (value: unknown): string => renderToStaticMarkup(React.createElement(dock.component, { sessionId: main, useProjection: () => value, ...injected }))
-    expect(render(view)).toContain(`${view.checkpointCount} checkpoints · ${view.captured} captured · ${view.shadowed} shadowed · ${view.recallCount} recalls`)
+    // what was saved, in plain words: tokens off the context, what the checkpoints cost, what recalls brought back
+    expect(view.savedTokens).toBe(view.checkpoints.filter(checkpoint => checkpoint.kind !== 'index').reduce((sum, checkpoint) => sum + checkpoint.shadowedTokens, 0))
+    expect(view.checkpointTokens).toBeGreaterThan(0)
+    expect(view.checkpointTokens).toBeLessThan(view.savedTokens)
+    expect(render(view)).toContain(`${view.savedTokens.toLocaleString('en-US')} tokens kept off the context by ${view.checkpointCount} checkpoints (which cost ${view.checkpointTokens.toLocaleString('en-US')}) · ${view.recallCount} recalls brought back ${view.recalledMessages.toLocaleString('en-US')} originals`)
     expect(render(view)).not.toContain('data-shadow-failure')
     expect(render({ ...view, lastFailure: { seq: 9, time: 0, message: 'store is read-only' } })).toContain('store is read-only')
     expect(render({ ...view, active: false })).toBe('')

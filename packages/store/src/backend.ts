@@ -192,4 +192,14 @@ export interface ShadowBackend {
   assertInPlace(): Awaitable<void>
   /** Structural self-check; empty when healthy. */
   integrityCheck(): Awaitable<string[]>
+  /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. One transaction. */
+  forgetSessions(sessionIds: readonly string[]): Awaitable<ForgetCounts>
+}
+
+/** What `forgetSessions` deleted. */
+export interface ForgetCounts {
+  readonly sessions: number
+  readonly messages: number
+  readonly checkpoints: number
+  readonly recalls: number
 }

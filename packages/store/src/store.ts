@@ -7,6 +7,7 @@
 import { ANALYZER_VERSION, indexViews } from './analyzer.ts'
 import type { PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
+import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.ts'
 import { parseShadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
@@ -37,7 +38,7 @@ import type {
 import { assertOptionalInt, assertSeq, assertString, optionalText } from './validate.ts'
 
 export { hashEventJson, rowHash }
-export type { IngestOp, IngestReport, ReadOptions, ScopeOptions }
+export type { ForgetOptions, ForgetReport, IngestOp, IngestReport, ReadOptions, ScopeOptions }
 export type { SearchHit, SearchOptions, SearchResult } from './search/types.ts'
 
 export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBackendOptions {
@@ -82,11 +83,6 @@ export class ShadowStore {
 
   /** The redaction policy this store applies (null: off). A verifier redacts log events alike. */
   redactionPolicy(): RedactionOptions | null {
-    return this.policy
-  }
-
-  /** `redactionPolicy` through any store API (the worker client too). */
-  async redaction(): Promise<RedactionOptions | null> {
     return this.policy
   }
 
@@ -443,5 +439,16 @@ export class ShadowStore {
   /** Rebuild the search indexes from stored text. */
   async reindex(progress?: (done: number, total: number) => void): Promise<number> {
     return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)
+  }
+
+  /**
+   * Forget one session: its rows, index entries, checkpoints and recalls (e.g. after pasting a
+   * secret). Refused (CONFLICT) when it has forks unless `force`, which forgets them with it;
+   * `vacuum` also rewrites the storage. The dsh log is not touched.
+   */
+  async forget(sessionId: string, options: ForgetOptions = {}): Promise<ForgetReport> {
+    const report = await forgetSession(this.backend, assertString(sessionId, 'sessionId'), options)
+    for (const id of report.forgotten) this.tags.delete(id)
+    return report
   }
 }

@@ -133,12 +133,17 @@ export class DshHarness {
   /** Every plugin fiber this harness mounted, in mount order (disposed in reverse). */
   private readonly fibers: Array<{ dispose(): Promise<void> }> = []
   private disposed = false
+  /** DSH_HOME before this harness set its own (rows that take no `home`, e.g. a preset's, read it). */
+  private readonly previousDshHome: string | undefined
 
   private constructor(ctx: Context, home: string, ownsHome: boolean, model: ScriptedModel, route: { provider: string; model: string }) {
     this.ctx = ctx
     this.route = route
     this.home = home
     this.ownsHome = ownsHome
+    // What the dsh launcher gives its plugins: DSH_HOME names this home, so no row falls back to ~/.dsh.
+    this.previousDshHome = process.env['DSH_HOME']
+    process.env['DSH_HOME'] = home
     this.sessionsRoot = join(home, 'sessions')
     this.model = model
   }
@@ -317,6 +322,10 @@ export class DshHarness {
       } catch (error) {
         this.logs.push({ level: 'error', name: 'harness', text: `dispose: ${error instanceof Error ? error.message : String(error)}` })
       }
+    }
+    if (process.env['DSH_HOME'] === this.home) {
+      if (this.previousDshHome === undefined) delete process.env['DSH_HOME']
+      else process.env['DSH_HOME'] = this.previousDshHome
     }
     if (this.ownsHome && options.keepHome !== true) rmSync(this.home, { recursive: true, force: true })
   }

@@ -3,6 +3,7 @@
  * PATH (a user installs it; tests provide the repository's pinned one through npx), telemetry off,
  * no provider keys, so nothing can leave the machine.
  */
+import type { ChildProcess } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -50,4 +51,39 @@ export function launcherPatch(provider: { readonly id: string; readonly path: st
     '  config: { provider: scripted, model: tiny }',
     ...extra,
   ].join('\n')
+}
+
+/**
+ * Wait until a `dsh web` process prints the URL it serves (every chunk it prints goes to `onOutput`
+ * as well); rejects when it exits first or after `timeoutMs`.
+ */
+export function dshWebUrl(child: ChildProcess, onOutput: (text: string) => void = () => undefined, timeoutMs = 120_000): Promise<string> {
+  let output = ''
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dsh web did not print its URL within ${timeoutMs / 1000} s:\n${output}`)), timeoutMs)
+    const read = (chunk: Buffer): void => {
+      output += chunk.toString('utf8')
+      onOutput(chunk.toString('utf8'))
+      const match = /dsh web: (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match !== null) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on('data', read)
+    child.stderr!.on('data', read)
+    child.once('exit', code => {
+      clearTimeout(timer)
+      reject(new Error(`dsh web exited (${code}) before serving:\n${output}`))
+    })
+  })
+}
+
+/** Stop a process group this test started (detached): SIGTERM, then SIGKILL after 10 s. */
+export async function stopGroup(child: ChildProcess | undefined): Promise<void> {
+  if (child?.pid === undefined || child.exitCode !== null) return
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  process.kill(-child.pid, 'SIGTERM')
+  await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
+  if (child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
 }

@@ -16,7 +16,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ShadowStore } from '@dsh-shadow/store'
-import { launcherHome, launcherPatch } from '@dsh-shadow/testing'
+import { dshWebUrl, launcherHome, launcherPatch, stopGroup } from '@dsh-shadow/testing'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -56,35 +56,13 @@ function dsh(args: readonly string[]): void {
 async function startServer(): Promise<void> {
   const child = spawn(process.execPath, [launcher, 'web', '--no-open', '--host', '127.0.0.1', '--port', '0'], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   server = child
-  let output = ''
-  base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dsh web did not print its URL within 120 s:\n${output}`)), 120_000)
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString('utf8')
-      serverOutput += chunk.toString('utf8')
-      const match = /dsh web: (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match !== null) {
-        clearTimeout(timer)
-        resolve(match[1]!)
-      }
-    }
-    child.stdout!.on('data', read)
-    child.stderr!.on('data', read)
-    child.once('exit', code => {
-      clearTimeout(timer)
-      reject(new Error(`dsh web exited (${code}) before serving:\n${output}`))
-    })
-  })
+  base = await dshWebUrl(child, text => void (serverOutput += text))
 }
 
 async function stopServer(): Promise<void> {
   const child = server
   server = undefined
-  if (child?.pid === undefined || child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  process.kill(-child.pid, 'SIGTERM') // the launcher and its workers: the group this test started
-  await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
-  if (child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
+  await stopGroup(child) // the launcher and its workers: the group this test started
 }
 
 /** An `/api` call the way the browser's connection makes it, from the page (same origin). */
@@ -206,7 +184,11 @@ describe('Shadow Context in the dsh web app', () => {
     timings.push(`first load to composer: ${Date.now() - started} ms`)
     // the composer is read-only (a workspace picker) until the workspace list has arrived
     const composer = page.locator('textarea:not([readonly])').first()
-    await composer.waitFor({ timeout: 60_000 })
+    // on a timeout, keep what the page showed: the failure is otherwise invisible
+    await composer.waitFor({ timeout: 60_000 }).catch(async (error: unknown) => {
+      await shot('composer-timeout.png')
+      throw error
+    })
     for (const prompt of PROMPTS) {
       await composer.click()
       await composer.fill(prompt)
@@ -225,6 +207,31 @@ describe('Shadow Context in the dsh web app', () => {
     console.log(`session ${sessionId}: ${before.totals}; checkpoint nodes ${before.checkpoints.join(', ')}; recall markers ${before.recalls}`)
     await page.locator('[data-shadow-checkpoint]').first().scrollIntoViewIfNeeded()
     await shot('chat-collapsed-checkpoints.png')
+  })
+
+  it('renders the Chinese text with a CJK font, not as missing-glyph boxes', async () => {
+    // Mark the innermost element showing a Chinese prompt, then ask Chromium which platform fonts drew it.
+    const han = await page.evaluate(`(() => {
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        if (/[\\u4e00-\\u9fff]{4}/.test(node.textContent ?? '')) {
+          node.parentElement.setAttribute('data-cjk-probe', '')
+          return (node.textContent.match(/[\\u4e00-\\u9fff]/g) ?? []).length
+        }
+      }
+      return 0
+    })()`) as number
+    expect(han, 'no Chinese text on the page').toBeGreaterThan(0)
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('DOM.enable')
+    await cdp.send('CSS.enable')
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 })
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '[data-cjk-probe]' })
+    const { fonts } = await cdp.send('CSS.getPlatformFontsForNode', { nodeId })
+    await cdp.detach()
+    console.log(`fonts drawing the Chinese prompt: ${fonts.map(font => `${font.familyName} (${font.glyphCount} glyphs)`).join(', ')}`)
+    const cjkGlyphs = fonts.filter(font => /CJK|Han|Hei|Song|Ming|Kai|WenQuanYi|Droid Sans Fallback|\b(SC|TC|JP)\b/i.test(font.familyName)).reduce((sum, font) => sum + font.glyphCount, 0)
+    expect(cjkGlyphs, `Chinese text drawn without a CJK font (${JSON.stringify(fonts)}); install one (Debian: apt-get install -y fonts-noto-cjk)`).toBeGreaterThanOrEqual(han)
   })
 
   it('expands a checkpoint into the originals, byte for byte, and pages through them', async () => {
@@ -299,6 +306,24 @@ describe('Shadow Context in the dsh web app', () => {
     await shot('panel-search.png')
     await panel.locator('[data-shadow-timeline]').scrollIntoViewIfNeeded()
     await shot('panel-timeline.png')
+  })
+
+  it('answers /recall in the composer from the shadow, for the person only', async () => {
+    // the panel, left open by the search above, would cover the answer
+    const panel = page.locator('[data-shadow-panel]')
+    if (await panel.getAttribute('data-shadow-panel-expanded') === 'true') await panel.locator('[data-shadow-panel-toggle]').click()
+    const composer = page.locator('textarea:not([readonly])').first()
+    await composer.click()
+    await composer.fill('/recall 5433 replica')
+    await page.keyboard.press('Enter')
+    const answer = page.getByText(/Shadow Context search "5433 replica": \d+ of \d+ matching/).first()
+    await answer.waitFor({ timeout: 60_000 })
+    await answer.scrollIntoViewIfNeeded()
+    await shot('chat-recall-command.png')
+    // the command's answer names originals the store holds; it did not go to the model
+    const text = (await answer.textContent()) ?? ''
+    expect(text).toMatch(/[a-z2-9]{6}\.\d+/)
+    expect(serverOutput).not.toContain('ANSWER 8:')
   })
 
   it('answers only for the caller\'s session, with typed errors', async () => {

@@ -14,7 +14,7 @@ import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
 
 export const PROJECTION_KEY = 'shadowContext'
 // 2: checkpoints carry the shadow id range their footer states (shadowFrom/shadowTo)
-export const PROJECTION_STATE_VERSION = 2
+export const PROJECTION_STATE_VERSION = 3
 /** Lists kept in the value (a UI needs the recent ones; the CLI reads the store for all). */
 export const MAX_CHECKPOINTS = 200
 export const MAX_RECALLS = 50
@@ -35,6 +35,8 @@ export const CheckpointViewSchema = z.object({
   shadowTo: z.string().nullable(),
   messages: z.number(),
   shadowedTokens: z.number(),
+  /** Tokens the checkpoint message itself costs in the context (estimated like dsh's meter: chars/4 + 4). */
+  digestTokens: z.number(),
   turn: z.number().nullable(),
 })
 
@@ -46,6 +48,8 @@ export const RecallViewSchema = z.object({
   ok: z.boolean(),
   /** Shadow ids the recall brought back into the context. */
   ids: z.array(z.string()),
+  /** One line of what came back (the first hit or message), for people. */
+  snippet: z.string().nullable(),
 })
 
 export const FailureViewSchema = z.object({ seq: z.number(), time: z.number(), message: z.string() })
@@ -60,6 +64,12 @@ export const ShadowContextViewSchema = z.object({
   recallCount: z.number(),
   recalls: z.array(RecallViewSchema),
   lastFailure: FailureViewSchema.nullable(),
+  /** Tokens of originals our checkpoints took off the context (an index folds checkpoints: it adds none). */
+  savedTokens: z.number(),
+  /** Tokens the checkpoint messages cost in their place. */
+  checkpointTokens: z.number(),
+  /** Original messages all recalls brought back. */
+  recalledMessages: z.number(),
 })
 
 export type CheckpointView = z.infer<typeof CheckpointViewSchema>
@@ -97,7 +107,7 @@ export interface ShadowContextState extends ShadowContextView {
 export function initState(): ShadowContextState {
   return {
     active: false, tools: false, captured: 0, shadowed: 0, checkpointCount: 0, checkpoints: [], recallCount: 0, recalls: [],
-    lastFailure: null, turn: null, summary: null, calls: {},
+    lastFailure: null, savedTokens: 0, checkpointTokens: 0, recalledMessages: 0, turn: null, summary: null, calls: {},
   }
 }
 
@@ -151,7 +161,16 @@ function queryOf(args: string): string | null {
 const SHADOW_ID = /\b[a-z2-9]{6,12}\.\d+\b/g
 
 function withRecall(state: ShadowContextState, recall: RecallView): ShadowContextState {
-  return { ...state, active: true, recallCount: state.recallCount + 1, recalls: [...state.recalls, recall].slice(-MAX_RECALLS) }
+  return { ...state, active: true, recallCount: state.recallCount + 1, recalledMessages: state.recalledMessages + recall.ids.length, recalls: [...state.recalls, recall].slice(-MAX_RECALLS) }
+}
+
+/** The first line after the first shadow id a recall returned (a hit's snippet, a message's text), cut to one short line. */
+export function recallSnippet(text: string): string | null {
+  const lines = text.split('\n').map(line => line.trim())
+  const at = lines.findIndex(line => new RegExp(SHADOW_ID.source).test(line))
+  if (at === -1) return null
+  const line = (lines.slice(at + 1).find(candidate => candidate.length > 0 && !candidate.startsWith('──')) ?? lines[at]!).replaceAll('**', '').replace(/\s+/g, ' ')
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line
 }
 
 /** How a unit redacts the free text it keeps (recall queries, failure messages); identity when off. */
@@ -207,6 +226,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent, redac
           ...footerIds(textOf(event.data.content), summary.compactionId),
           messages: summary.messages,
           shadowedTokens: summary.tokens,
+          digestTokens: Math.ceil(textOf(event.data.content).length / 4) + 4,
           turn: state.turn,
         }
         next = {
@@ -215,13 +235,15 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent, redac
           // an index folds earlier checkpoints, not messages: only digests and states add to "shadowed"
           shadowed: next.shadowed + (kind === 'index' ? 0 : summary.messages),
           checkpointCount: next.checkpointCount + 1,
+          savedTokens: next.savedTokens + (kind === 'index' || checkpoint.engine !== SHADOW_ENGINE ? 0 : summary.tokens),
+          checkpointTokens: next.checkpointTokens + (checkpoint.engine === SHADOW_ENGINE ? checkpoint.digestTokens : 0),
           checkpoints: [...next.checkpoints, checkpoint].slice(-MAX_CHECKPOINTS),
           summary: null,
         }
       }
       if (source.kind === 'shadow-context') {
         const text = textOf(event.data.content)
-        next = withRecall(next, { kind: 'proactive', seq: event.seq, time: event.time, query: null, ok: true, ids: [...new Set(text.match(SHADOW_ID) ?? [])] })
+        next = withRecall(next, { kind: 'proactive', seq: event.seq, time: event.time, query: null, ok: true, ids: [...new Set(text.match(SHADOW_ID) ?? [])], snippet: recallSnippet(text) })
       }
       return next
     }
@@ -245,6 +267,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent, redac
       return withRecall({ ...next, calls }, {
         kind: call.kind, seq: event.seq, time: event.time, query: call.query, ok: result?.isError !== true,
         ids: result?.isError === true ? [] : [...new Set(text.match(SHADOW_ID) ?? [])].slice(0, 200),
+        snippet: result?.isError === true ? text.split('\n')[0]!.slice(0, 120) : recallSnippet(text),
       })
     }
     default:
@@ -262,6 +285,9 @@ export function viewOf(state: ShadowContextState): ShadowContextView {
     recallCount: state.recallCount,
     recalls: state.recalls,
     lastFailure: state.lastFailure,
+    savedTokens: state.savedTokens,
+    checkpointTokens: state.checkpointTokens,
+    recalledMessages: state.recalledMessages,
   }
 }
 

@@ -10,6 +10,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { createUserMessage, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
+import type { CommandDefinition } from '@deepseek-ai/dsh-commands'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import { coverageTerms, failpoint, type SearchHit } from '@dsh-shadow/store'
@@ -63,13 +64,17 @@ export const RECALL_PROMPT = [
   `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
 ].join('\n')
 
-/** Seq of the open turn's `turn/start`: its messages (the question among them) are not hits. */
+/**
+ * Where the open turn's own messages start (the question among them): they are not hits, the model
+ * sees them. A long turn that compacted part of itself gets the seq of its latest checkpoint
+ * instead: what that took off the surface, earlier in this same turn, is exactly what recall is for.
+ */
 export function currentTurnStart(session: Pick<Session, 'events'>): number | undefined {
   const events = session.events
   for (let index = events.length - 1; index >= 0; index -= 1) {
     const event = events[index]!
     if (event.type === 'turn/end') return undefined
-    if (event.type === 'turn/start') return event.seq
+    if (event.type === 'compaction/summary' || event.type === 'turn/start') return event.seq
   }
   return undefined
 }
@@ -101,6 +106,33 @@ export class ShadowRecall {
     ctx.tools.register(this.readTool())
     ctx.systemPrompt.section({ name: 'shadow-context:recall', order: 900, text: RECALL_PROMPT })
     if (this.config.proactive) this.registerProactive()
+    // `/recall <words>` in the composer: the same search for the person, when the profile has dsh's command registry
+    ctx.inject(['commands'], commandsCtx => {
+      commandsCtx.effect(() => commandsCtx.commands.register(this.recallCommand()), 'shadow-context /recall')
+    })
+  }
+
+  /**
+   * A person's search from the composer. Its answer is the command's result, shown in the chat;
+   * nothing enters the model's context and it is not recorded as a recall (people are not the model).
+   */
+  private recallCommand(): CommandDefinition {
+    return {
+      name: 'recall',
+      description: 'search this session\'s full history in the Shadow Context store (for you: the model does not see it)',
+      input: { hint: 'words, identifiers, paths or Chinese text' },
+      handler: async invocation => {
+        const query = invocation.rawInput.trim()
+        if (query.length === 0) return { kind: 'error', text: 'give what to look for: /recall <words, identifiers, paths, 中文>' }
+        try {
+          const resolver = await this.resolver({ agent: invocation.agent } as ToolRunContext)
+          // the model's header names its tool; a person reads "Shadow Context search"
+          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text.replace(/^shadow_search /, 'Shadow Context search ') }
+        } catch (error) {
+          return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }
+        }
+      },
+    }
   }
 
   private get capture(): ShadowCapture {
@@ -118,7 +150,8 @@ export class ShadowRecall {
       throw new RecallError('UNAVAILABLE', `the shadow store is unavailable: ${error instanceof Error ? error.message : String(error)}`)
     }
     const turnStartSeq = currentTurnStart(agent.session)
-    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }), ...(turnStartSeq === undefined ? {} : { turnStartSeq }) })
+    const capture = this.capture
+    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }), ...(turnStartSeq === undefined ? {} : { turnStartSeq }), redact: text => capture.redactText(text) })
   }
 
   private searchTool() {

@@ -16,7 +16,7 @@ import {
   type ShadowRole,
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
-import { describeWindow, Redactor, TimeExpressionResolver } from '@dsh-shadow/store'
+import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -102,6 +102,11 @@ export interface RecallScope {
   readonly turnStartSeq?: number
   /** Minutes east of UTC for reading "yesterday" and "this morning" (default 0). */
   readonly offsetMinutes?: number
+  /**
+   * The store's redaction (when on). A query is searched as the store keeps text: a secret in it
+   * can match nothing stored, and its words must not come back in the answer (the answer is stored).
+   */
+  readonly redact?: (text: string) => string
 }
 
 const ROLES = new Set<ShadowRole>(['user', 'assistant', 'tool', 'system'])
@@ -143,22 +148,11 @@ export class RecallResolver {
   readonly store: ShadowStoreApi
   readonly scope: RecallScope
   private readonly now: () => number
-  private redactor: Promise<Redactor | undefined> | undefined
 
   constructor(store: ShadowStoreApi, scope: RecallScope, now: () => number = Date.now) {
     this.store = store
     this.scope = scope
     this.now = now
-  }
-
-  /**
-   * The query as the store would keep it. A pasted secret can match nothing in a redacting store,
-   * and the result echoes query words ("no message mentions …") into a tool result that is stored.
-   */
-  private async redacted(query: string): Promise<string> {
-    this.redactor ??= this.store.redaction().then(policy => (policy === null ? undefined : new Redactor(policy)))
-    const redactor = await this.redactor
-    return redactor === undefined ? query : redactor.text(query)
   }
 
   private get scopeOptions(): ScopeOptions {
@@ -192,9 +186,8 @@ export class RecallResolver {
 
   async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
     return guarded(async () => {
-      const given = text(args.query, 'query', QUERY_MAX)
-      if (given === undefined || given.trim().length === 0) throw new RecallError('INVALID_INPUT', 'query must be a non-empty string')
-      const query = await this.redacted(given)
+      const query = text(args.query, 'query', QUERY_MAX)
+      if (query === undefined || query.trim().length === 0) throw new RecallError('INVALID_INPUT', 'query must be a non-empty string')
       const range = (() => {
         try {
           return parseTimeRange(args.since, args.until, this.now())
@@ -209,7 +202,10 @@ export class RecallResolver {
       if (checkpoint !== undefined) await this.checkpointSeqs(checkpoint)
       const limit = integer(args.limit, 'limit', 1, SEARCH_LIMIT_MAX, 8)
       // Time words of the question become a window, unless since/until say otherwise.
-      const { words, window, timeNote } = await this.timeWords(query, range)
+      const asked = await this.timeWords(query, range)
+      const { window, timeNote } = asked
+      const words = this.scope.redact === undefined ? asked.words : this.scope.redact(asked.words).replace(/\[REDACTED:[^\]]*\]/g, ' ')
+      if (!/[\p{L}\p{N}]/u.test(words)) throw new RecallError('INVALID_INPUT', 'the query holds only text the store redacts (secrets are not kept, so they cannot be searched); search for the words around it')
       const search = (timed: boolean) => this.store.search(words, {
         ...this.scopeOptions,
         ...(this.scope.turnStartSeq === undefined ? {} : { beforeSeq: this.scope.turnStartSeq }),

@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -12,7 +12,7 @@ import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reind
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { documentFrequencies, searchIndex } from './search.ts'
-import { appendRows } from './writes.ts'
+import { appendRows, forgetRows } from './writes.ts'
 
 export class PostgresBackend implements ShadowBackend {
   readonly path: string
@@ -177,6 +177,11 @@ export class PostgresBackend implements ShadowBackend {
         WHERE s.session_id = $1`, [sessionId])
       return removed.rowCount ?? 0
     })
+  }
+
+  async forgetSessions(sessionIds: readonly string[]): Promise<ForgetCounts> {
+    this.assertWritable('forget sessions')
+    return this.connection.transaction('forget sessions', db => forgetRows(db, sessionIds))
   }
 
   async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {

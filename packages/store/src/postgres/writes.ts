@@ -6,7 +6,7 @@
  * in id order so two writers never wait on each other in a cycle.
  */
 import type pg from 'pg'
-import type { PreparedMessage } from '../backend.ts'
+import type { ForgetCounts, PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult } from '../types.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
@@ -115,4 +115,20 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
       WHERE session_id = $1`, [sessionId, entry.added, entry.maxSeq, entry.minTime, entry.maxTime])
   }
   return { written, unchanged, replaced }
+}
+
+/**
+ * Delete these sessions outright in the caller's transaction: rows (their index entries are
+ * columns of the row), call links, checkpoints, recalls, session rows. Sessions in id order, as
+ * every writer locks them.
+ */
+export async function forgetRows(db: pg.PoolClient, sessionIds: readonly string[]): Promise<ForgetCounts> {
+  const ids = [...new Set(sessionIds)].toSorted()
+  const locked = await db.query('SELECT session_id FROM sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE', [ids])
+  await db.query('DELETE FROM message_calls WHERE session_id = ANY($1::text[])', [ids])
+  const messages = await db.query('DELETE FROM messages WHERE session_id = ANY($1::text[])', [ids])
+  const checkpoints = await db.query('DELETE FROM checkpoints WHERE session_id = ANY($1::text[])', [ids])
+  const recalls = await db.query('DELETE FROM recalls WHERE session_id = ANY($1::text[])', [ids])
+  await db.query('DELETE FROM sessions WHERE session_id = ANY($1::text[])', [ids])
+  return { sessions: locked.rowCount ?? 0, messages: messages.rowCount ?? 0, checkpoints: checkpoints.rowCount ?? 0, recalls: recalls.rowCount ?? 0 }
 }

@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -116,6 +116,7 @@ export class SqliteBackend implements ShadowBackend {
   messageHashes(sessionId: string): Array<{ seq: number; hash: string }> { return reads.messageHashes(this.conn, sessionId) }
   deleteMessages(sessionId: string, seqs: readonly number[]): number { return writes.deleteMessages(this.conn, sessionId, seqs) }
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): void { writes.markElided(this.conn, sessionId, seqs, checkpointId) }
+  forgetSessions(sessionIds: readonly string[]): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds) }
 
   putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): void { writes.putCheckpoint(this.conn, input, derived) }
   getCheckpoint(checkpointId: string): ShadowCheckpoint | undefined { return reads.getCheckpoint(this.conn, checkpointId) }

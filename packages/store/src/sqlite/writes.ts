@@ -1,5 +1,5 @@
-/** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls. */
-import type { CheckpointDerived, PreparedMessage } from '../backend.ts'
+/** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls, forgetting sessions. */
+import type { CheckpointDerived, ForgetCounts, PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -108,6 +108,29 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
       WHERE session_id = ?1
     `).run(sessionId)
     return removed
+  }))
+}
+
+/** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. */
+export function forgetSessions(conn: SqliteConnection, sessionIds: readonly string[]): ForgetCounts {
+  return conn.guard('forget sessions', () => conn.transaction(() => {
+    const ids = conn.stmt('SELECT id FROM messages WHERE session_id = ?')
+    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
+    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
+    for (const sessionId of sessionIds) {
+      // contentless FTS5 rows can only be deleted by rowid, before the messages go
+      for (const row of ids.all(sessionId) as Row[]) {
+        deleteWords.run(row['id'] as number)
+        deleteGrams.run(row['id'] as number)
+      }
+      conn.stmt('DELETE FROM message_calls WHERE session_id = ?').run(sessionId)
+      counts.messages += Number(conn.stmt('DELETE FROM messages WHERE session_id = ?').run(sessionId).changes)
+      counts.checkpoints += Number(conn.stmt('DELETE FROM checkpoints WHERE session_id = ?').run(sessionId).changes)
+      counts.recalls += Number(conn.stmt('DELETE FROM recalls WHERE session_id = ?').run(sessionId).changes)
+      counts.sessions += Number(conn.stmt('DELETE FROM sessions WHERE session_id = ?').run(sessionId).changes)
+    }
+    return counts
   }))
 }
 

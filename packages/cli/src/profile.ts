@@ -1,0 +1,216 @@
+/**
+ * What `dsh-shadow install` changes in a dsh home, and how to take it back: the facts about the
+ * rc.8 launcher and its profiles (paths, versions, the patch blocks we own), without any I/O
+ * policy. The commands in setup.ts use these.
+ */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { delimiter, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const PACKAGE = 'dsh-shadow-context'
+/** The only launcher that works: npm's `latest` (0.1.5-rc.2) has unpublished dependencies. */
+export const LAUNCHER_VERSION = '0.1.0-rc.8'
+/** rc.8's launcher wants `^1.0.16`, which resolves to 1.0.19, which lacks `registerConfig`. */
+export const HMR_PACKAGE = '@deepseek-ai/cordis-plugin-hmr'
+export const HMR_VERSION = '1.0.17'
+export const PROFILES = ['headless', 'web'] as const
+export type ProfileName = (typeof PROFILES)[number]
+
+export const FIX = {
+  node: 'install Node 22.19 or newer (for example `nvm install 22`) and put it first on PATH',
+  pnpm: 'install pnpm (dsh plugin runs it): `npm install -g pnpm@10`',
+  launcher: `install the pinned launcher: \`npm install -g @deepseek-ai/dsh@${LAUNCHER_VERSION}\` (npm's latest, 0.1.5-rc.2, is broken)`,
+} as const
+
+export function profileDir(home: string, profile: ProfileName): string {
+  return join(home, 'profiles', profile)
+}
+
+export function patchPath(home: string, profile: ProfileName): string {
+  return join(profileDir(home, profile), 'cordis.patch.yml')
+}
+
+/** Where install keeps the tarball the profile's lockfile points to (it must outlive the install). */
+export function packageStash(home: string): string {
+  return join(home, 'shadow-context', 'package')
+}
+
+export function manifestPath(home: string): string {
+  return join(home, 'shadow-context', 'install.json')
+}
+
+/** The overlay that turns Shadow Context off for one headless run (`dsh --patch <file>`). */
+export function offPatchPath(home: string): string {
+  return join(home, 'shadow-context', 'off.headless.cordis.patch.yml')
+}
+
+export function presetTarget(home: string): string {
+  return join(home, '.agent-presets', 'shadow-context')
+}
+
+/** What install did to one profile, so uninstall reverts exactly that. */
+export interface ProfileRecord {
+  readonly tarball: string
+  /** sha256 of the tarball installed (a rebuilt one of the same version is installed again). */
+  readonly sha: string
+  readonly version: string
+  /** The dependency value the HMR package had before (null: none). */
+  readonly hmrBefore: string | null
+  readonly hmrPinned: boolean
+  readonly presetCopied: boolean
+}
+
+export interface InstallManifest {
+  profiles: Partial<Record<ProfileName, ProfileRecord>>
+}
+
+export function readManifest(home: string): InstallManifest {
+  try {
+    const parsed = JSON.parse(readFileSync(manifestPath(home), 'utf8')) as InstallManifest
+    return { profiles: parsed.profiles ?? {} }
+  } catch {
+    return { profiles: {} }
+  }
+}
+
+// ---- patch blocks ---------------------------------------------------------------------------------
+
+const BEGIN = '# >>> '
+const END = '# <<< '
+export const HMR_BLOCK = 'dsh-shadow: rc.8 HMR workaround'
+export const ROWS_BLOCK = 'dsh-shadow-context'
+
+function block(name: string, note: string, body: string): string {
+  return `${BEGIN}${name} (${note})\n${body.trimEnd()}\n${END}${name}\n`
+}
+
+export function hmrBlock(): string {
+  return block(HMR_BLOCK, 'dsh 0.1.0-rc.8 does not boot without it; `dsh-shadow uninstall` keeps it', '- id: hmr\n  disabled: false\n  config: { root: [] }')
+}
+
+/** Our rows for a profile: the headless patch shipped in the package, or the web preset default. */
+export function rowsBlock(profile: ProfileName, headlessPatch: string): string {
+  const body = profile === 'headless'
+    ? headlessPatch.split('\n').filter(line => !line.startsWith('#')).join('\n')
+    : '- id: agent-presets\n  config: { default: shadow-context }'
+  return block(ROWS_BLOCK, 'added by `dsh-shadow install`; `dsh-shadow uninstall` removes it', body)
+}
+
+/** The text with one of our blocks taken out (unchanged when it is not there). */
+export function withoutBlock(text: string, name: string): string {
+  const lines = text.split('\n')
+  const start = lines.findIndex(line => line.startsWith(`${BEGIN}${name} (`) || line === `${BEGIN}${name}`)
+  if (start === -1) return text
+  const end = lines.findIndex((line, index) => index > start && line === `${END}${name}`)
+  if (end === -1) return text
+  return [...lines.slice(0, start), ...lines.slice(end + 1)].join('\n')
+}
+
+export function hasBlock(text: string, name: string): boolean {
+  return withoutBlock(text, name) !== text
+}
+
+/** Lines that carry YAML (not comments, not blank). */
+function content(text: string): string[] {
+  return text.split('\n').filter(line => line.trim().length > 0 && !line.trimStart().startsWith('#'))
+}
+
+/**
+ * A user patch we can append list items to: empty, dsh's pre-written `[]`, or a block sequence
+ * (every top-level line an item `- …`). Anything else (a flow list, a mapping) we refuse to touch.
+ */
+export function patchShape(text: string): 'empty' | 'empty-list' | 'sequence' | 'other' {
+  const lines = content(text)
+  if (lines.length === 0) return 'empty'
+  if (lines.length === 1 && lines[0]!.trim() === '[]') return 'empty-list'
+  return lines.every(line => line.startsWith('- ') || line === '-' || /^\s/.test(line)) && lines[0]!.startsWith('-') ? 'sequence' : 'other'
+}
+
+/** Remove dsh's `[]` line (the list our items start), keeping the comments above it. */
+export function dropEmptyList(text: string): string {
+  return text.split('\n').filter(line => line.trim() !== '[]').join('\n')
+}
+
+/** The patch after uninstall: our rows out; `[]` back when nothing else is left, so dsh still reads a list. */
+export function restoredPatch(text: string, options: { readonly removeHmr: boolean }): string {
+  let next = withoutBlock(text, ROWS_BLOCK)
+  if (options.removeHmr) next = withoutBlock(next, HMR_BLOCK)
+  if (content(next).length === 0) next = `${next.trimEnd()}${next.trim().length === 0 ? '' : '\n'}[]\n`
+  return next
+}
+
+// ---- the machine ----------------------------------------------------------------------------------
+
+/** An executable on PATH, or undefined. */
+export function which(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const folder of (env['PATH'] ?? '').split(delimiter)) {
+    if (folder.length === 0) continue
+    const candidate = join(folder, command)
+    if (existsSync(candidate)) return candidate
+  }
+  return undefined
+}
+
+export function run(command: string, args: readonly string[], options: { readonly cwd?: string; readonly env: NodeJS.ProcessEnv; readonly timeoutMs?: number }): SpawnSyncReturns<string> {
+  return spawnSync(command, [...args], { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs ?? 600_000, maxBuffer: 64 * 1024 * 1024 })
+}
+
+/** `22.19.0` → [22, 19, 0] (a leading `v` allowed). */
+export function versionOf(text: string): number[] {
+  return text.trim().replace(/^v/, '').split(/[.-]/).slice(0, 3).map(Number)
+}
+
+export function nodeIsEnough(version: string): boolean {
+  const [major = 0, minor = 0] = versionOf(version)
+  return major > 22 || (major === 22 && minor >= 19)
+}
+
+/** The version of a package as a profile's plugins would load it (the profile, then dsh's fallback folder). */
+export function resolvedVersion(profile: string, name: string): string | undefined {
+  try {
+    const require = createRequire(join(profile, 'package.json'))
+    return (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version
+  } catch {
+    return undefined
+  }
+}
+
+export interface ProfileManifest {
+  dependencies?: Record<string, string>
+  dsh?: { profile?: { bundles?: string[] } }
+}
+
+export function profileManifest(home: string, profile: ProfileName): ProfileManifest | undefined {
+  try {
+    return JSON.parse(readFileSync(join(profileDir(home, profile), 'package.json'), 'utf8')) as ProfileManifest
+  } catch {
+    return undefined
+  }
+}
+
+/** The installable package this CLI runs from (the packed `dsh-shadow-context`), or undefined in a source checkout. */
+export function ownPackageRoot(): string | undefined {
+  for (let folder = dirname(fileURLToPath(import.meta.url)); ; folder = dirname(folder)) {
+    const manifest = join(folder, 'package.json')
+    if (existsSync(manifest)) {
+      try {
+        const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; bin?: unknown }
+        if (parsed.name === PACKAGE && parsed.bin !== undefined) return folder
+      } catch {
+        // not ours; keep climbing
+      }
+    }
+    if (dirname(folder) === folder) return undefined
+  }
+}
+
+/** This CLI's version: the package it was installed from (the packed package, or packages/cli here). */
+export function cliVersion(): string {
+  for (let folder = dirname(fileURLToPath(import.meta.url)); ; folder = dirname(folder)) {
+    const manifest = join(folder, 'package.json')
+    if (existsSync(manifest)) return `${(JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? 'unknown'} (Shadow Context for dsh ${LAUNCHER_VERSION})`
+    if (dirname(folder) === folder) return 'unknown'
+  }
+}

@@ -1,0 +1,35 @@
+/** Forgetting a session outright, with the forks that read its rows by reference. */
+import type { ForgetCounts, ShadowBackend } from './backend.ts'
+import { ShadowStoreError } from './errors.ts'
+
+export interface ForgetOptions {
+  /** Forget the session's forks (and theirs) with it instead of refusing. Default false. */
+  readonly force?: boolean
+  /** Rewrite the storage afterwards so the deleted text is gone from disk, not just unreachable. Default false. */
+  readonly vacuum?: boolean
+}
+
+export type ForgetReport = ForgetCounts & { readonly forgotten: string[]; readonly vacuumed: boolean }
+
+/**
+ * A fork reads its parent's rows below the fork point by reference, so forgetting a session that
+ * has forks would take their shared history too: that is refused (CONFLICT) unless `force`.
+ * The caller has validated `sessionId`.
+ */
+export async function forgetSession(backend: ShadowBackend, sessionId: string, options: ForgetOptions): Promise<ForgetReport> {
+  if (await backend.getSession(sessionId) === undefined) throw new ShadowStoreError('NOT_FOUND', `no session ${sessionId} in the shadow store`)
+  const all = await backend.listSessions()
+  const forks: string[] = []
+  for (let frontier = [sessionId]; frontier.length > 0;) {
+    const next = all.filter(session => session.parentSessionId !== null && frontier.includes(session.parentSessionId) && session.sessionId !== sessionId && !forks.includes(session.sessionId)).map(session => session.sessionId)
+    forks.push(...next)
+    frontier = next
+  }
+  if (forks.length > 0 && options.force !== true) {
+    throw new ShadowStoreError('CONFLICT', `session ${sessionId} has ${forks.length} fork(s) (${forks.slice(0, 5).join(', ')}${forks.length > 5 ? ', …' : ''}) that read its rows by reference; forgetting it would remove their shared history too. Forget the forks first, or force to forget it together with its forks`)
+  }
+  const forgotten = [sessionId, ...forks]
+  const counts = await backend.forgetSessions(forgotten)
+  if (options.vacuum === true) await backend.vacuum()
+  return { ...counts, forgotten, vacuumed: options.vacuum === true }
+}

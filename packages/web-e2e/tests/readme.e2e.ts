@@ -1,0 +1,115 @@
+/**
+ * The root README's "Use it in your dsh" section, run as a new dsh user would: every `sh` block in
+ * order, line by line, in a fresh HOME (so `~/.dsh`, the npm prefix, npm's and pnpm's caches are all
+ * new), with only Node 22, npm and the registries. Prints each step's wall time: the transcript the
+ * adoption issue asks for. `dsh web` is started on loopback without opening a browser, checked to
+ * serve our client module, and stopped. Blocks marked `<!-- readme-test: skip … -->` (the DeepSeek
+ * key) are not run. After the README's uninstall, dsh must boot and finish a task again, with
+ * compaction-basic back in the composed profile.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { dshWebUrl, stopGroup } from '@dsh-shadow/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const repo = fileURLToPath(new URL('../../..', import.meta.url))
+const provider = fileURLToPath(new URL('../../e2e/tests/fixtures/scripted-provider.mjs', import.meta.url))
+
+/** The `sh` blocks of one README section, in order, without the skipped ones. */
+export function readmeCommands(markdown: string, heading: string): string[][] {
+  const start = markdown.indexOf(`\n${heading}\n`)
+  if (start === -1) throw new Error(`README has no section ${heading}`)
+  const next = markdown.indexOf('\n## ', start + heading.length + 2)
+  const section = markdown.slice(start, next === -1 ? undefined : next)
+  const blocks: string[][] = []
+  const fence = /(<!-- readme-test: skip[^\n]*-->\n)?```sh\n([\s\S]*?)```/g
+  for (let match = fence.exec(section); match !== null; match = fence.exec(section)) {
+    if (match[1] !== undefined) continue
+    blocks.push(match[2]!.split('\n').map(line => line.trim()).filter(line => line.length > 0 && !line.startsWith('#')))
+  }
+  return blocks
+}
+
+const work = mkdtempSync(join(tmpdir(), 'dsh-shadow-readme-'))
+const home = join(work, 'home')
+mkdirSync(home)
+const node22 = dirname(process.execPath)
+// The machine's own settings (proxy, CA bundle, locale) stay; everything that would point at the
+// user's dsh home, npm prefix or caches, or at a provider, goes, and so does vitest's NODE_ENV=test.
+const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) =>
+  !key.startsWith('npm_') && !key.startsWith('PNPM') && !/^(DSH_|XDG_|VITEST|VITE_)/.test(key) && key !== 'NODE_ENV' && !key.endsWith('_API_KEY') && !['NODE_OPTIONS', 'INIT_CWD'].includes(key)))
+Object.assign(env, {
+  HOME: home,
+  PATH: [join(work, 'npm-global', 'bin'), node22, '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+  npm_config_prefix: join(work, 'npm-global'),
+  DSH_TELEMETRY_DISABLED: '1',
+})
+const transcript: string[] = []
+
+afterAll(() => {
+  console.log(`README transcript (fresh HOME, Node ${process.versions.node}):\n${transcript.join('\n')}`)
+  rmSync(work, { recursive: true, force: true })
+})
+
+async function dshWeb(line: string): Promise<string> {
+  // the README's `dsh web`, on loopback, without a browser to open; stopped once it serves
+  const child = spawn('bash', ['-c', `exec ${line} --no-open --host 127.0.0.1 --port 0`], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  try {
+    const base = await dshWebUrl(child)
+    const client = await (await fetch(`${base}/plugins/dsh-shadow-context/client.js`)).text()
+    expect(client.startsWith('window.__ModuleLoader__.load({')).toBe(true)
+    return `served ${base} with the Shadow Context client module`
+  } finally {
+    await stopGroup(child)
+  }
+}
+
+describe('the README, followed by a new dsh user', () => {
+  const blocks = readmeCommands(readFileSync(join(repo, 'README.md'), 'utf8'), '## Use it in your dsh')
+
+  it('has the launcher install, the three commands, and the web app', () => {
+    expect(blocks[0]).toContain('npm install -g pnpm@10 @deepseek-ai/dsh@0.1.0-rc.8')
+    expect(blocks[1]).toEqual(['dsh-shadow install --profile headless', 'dsh-shadow try', 'dsh-shadow uninstall'])
+    expect(blocks.flat()).toContain('dsh web')
+    expect(blocks.flat().some(line => line.includes('DEEPSEEK_API_KEY'))).toBe(false) // skipped: no key here
+  })
+
+  it('runs every command of it in a fresh HOME', async () => {
+    const outputs = new Map<string, string>()
+    for (const line of blocks.flat()) {
+      const started = Date.now()
+      let shown: string
+      if (line === 'dsh web') shown = await dshWeb(line)
+      else {
+        const result = spawnSync('bash', ['-c', line], { cwd: repo, env, encoding: 'utf8', timeout: 900_000, maxBuffer: 64 * 1024 * 1024 })
+        expect(result.status, `$ ${line}\n${result.stdout}\n${result.stderr}`).toBe(0)
+        shown = result.stdout.trim()
+        outputs.set(line, shown)
+      }
+      transcript.push(`$ ${line}    (${((Date.now() - started) / 1000).toFixed(1)} s)\n${shown.split('\n').slice(-40).map(text => `  ${text}`).join('\n')}`)
+    }
+    expect(outputs.get('dsh-shadow try')).toMatch(/uses port 5433/)
+    expect(outputs.get('dsh-shadow try')).toMatch(/checkpoint/)
+    expect(outputs.get('dsh-shadow install --profile headless')).toContain('pinned @deepseek-ai/cordis-plugin-hmr 1.0.17')
+    expect(outputs.get('dsh-shadow uninstall')).toContain('composes without Shadow Context')
+    expect(outputs.get('dsh-shadow doctor')).toContain('doctor: everything is in place')
+  }, 1_800_000)
+
+  it('left a dsh that boots and finishes a task with compaction-basic once Shadow Context is out', () => {
+    const dshHome = join(home, '.dsh')
+    expect(existsSync(join(dshHome, 'shadow-context', 'shadow.db'))).toBe(true) // the store was kept
+    const overlay = join(work, 'offline.cordis.patch.yml')
+    writeFileSync(overlay, ['- id: llm-deepseek', '  disabled: true', '- insert:', '    - id: e2e-scripted-provider', `      name: ${provider}`, '      config: { contextWindow: 16000, steps: 3, padRepeat: 2 }', '- id: agent-default-model', '  config: { provider: scripted, model: tiny }'].join('\n'))
+    const dump = spawnSync('bash', ['-c', 'dsh --profile headless --dump-config'], { cwd: work, env, encoding: 'utf8' })
+    expect(dump.status, dump.stderr).toBe(0)
+    expect(dump.stdout).toMatch(/- id: compaction-basic\n {2}name: '@deepseek-ai\/dsh-compaction-basic'\n(?! {2}disabled: true)/)
+    expect(dump.stdout).not.toContain('dsh-shadow-context')
+    const task = spawnSync('bash', ['-c', `dsh --profile headless --patch ${overlay} "one more task"`], { cwd: work, env, encoding: 'utf8', timeout: 300_000 })
+    expect(task.status, `${task.stdout}\n${task.stderr}`).toBe(0)
+    expect(task.stdout).toContain('E2E-DONE')
+    transcript.push(`$ dsh --profile headless --patch <offline provider> "one more task"    (after uninstall)\n  ${task.stdout.trim()}`)
+  }, 600_000)
+})
