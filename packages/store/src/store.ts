@@ -5,8 +5,10 @@
  */
 import { createHash } from 'node:crypto'
 import { ANALYZER_VERSION, analyzeQuery, indexViews, MAX_QUERY_CHARS } from './analyzer.ts'
-import type { Awaitable, IndexHit, IndexResult, MessageFilter, PreparedMessage, ShadowBackend } from './backend.ts'
+import type { Awaitable, IndexHit, IndexResult, MessageFilter, MessageMark, PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
+import { viewElision } from './elision-view.ts'
+import { extent } from './extent.ts'
 import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { parseShadowId, sessionTag, shadowId } from './ids.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
@@ -410,12 +412,9 @@ export class ShadowStore {
             owner = ownerOf(segments, op.checkpoint.replaceSeq) ?? owner
           }
           const recorded = await this.recordCheckpoint({ ...op.checkpoint, sessionId: owner })
-          if (op.elide && recorded.status === 'committed') {
-            for (const segment of await this.lineage(recorded.sessionId)) {
-              const seqs = recorded.shadowedSeqs.filter(seq => seq < segment.belowSeq)
-              await this.markElidedIfUnmarked(segment.sessionId, seqs, recorded.checkpointId)
-            }
-          }
+          // Marks belong to the session that compacted: only its own rows carry them. Rows it
+          // inherited from an ancestor are shown in its checkpoint when it reads (elision-view.ts).
+          if (op.elide && recorded.status === 'committed') await this.markElidedIfUnmarked(recorded.sessionId, recorded.shadowedSeqs, recorded.checkpointId)
           checkpoints += 1
           break
         }
@@ -435,10 +434,11 @@ export class ShadowStore {
     // rows in a deleted file are not durable, however present they look through the old handle
     await this.backend.assertInPlace()
     const segments = await this.lineage(assertString(sessionId, 'sessionId'))
+    const rows = await this.marksInLineage(segments, entries.map(entry => assertSeq(entry.seq, 'seq')))
     const missing: number[] = []
     const mismatched: number[] = []
     for (const entry of entries) {
-      const row = await this.lookupInLineage(segments, assertSeq(entry.seq, 'seq'))
+      const row = rows.get(entry.seq)
       // a row retention emptied keeps its hash, but its original is no longer here
       if (row === undefined || (row.expiredAt !== null && options.allowExpired !== true)) missing.push(entry.seq)
       else if (row.hash !== entry.hash) mismatched.push(entry.seq)
@@ -448,12 +448,24 @@ export class ShadowStore {
 
   /** Mark rows elided unless an earlier checkpoint already did (the first elision is the one a reader follows). */
   private async markElidedIfUnmarked(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
-    const fresh: number[] = []
-    for (const seq of seqs) {
-      const row = await this.backend.getMessage(sessionId, seq)
-      if (row !== undefined && row.elidedBy === null) fresh.push(row.seq)
+    const marks = await this.backend.messageHashesFor(sessionId, seqs)
+    await this.backend.markElided(sessionId, marks.filter(mark => mark.elidedBy === null).map(mark => mark.seq), checkpointId)
+  }
+
+  /**
+   * Hash and marks of the row each seq resolves to in a lineage (its own, or an ancestor's below
+   * the fork): what `lookupInLineage` finds, without reading text. O(seqs) indexed lookups.
+   */
+  private async marksInLineage(segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark>> {
+    const found = new Map<number, MessageMark>()
+    let rest = [...new Set(seqs)]
+    for (const segment of segments) {
+      if (rest.length === 0) break
+      const here = rest.filter(seq => seq < segment.belowSeq)
+      for (const mark of await this.backend.messageHashesFor(segment.sessionId, here)) found.set(mark.seq, mark)
+      rest = rest.filter(seq => !found.has(seq))
     }
-    await this.backend.markElided(sessionId, fresh, checkpointId)
+    return found
   }
 
   /** One message by shadow id, or undefined when it does not exist. */
@@ -486,14 +498,30 @@ export class ShadowStore {
 
   /** Messages of a session's visible history (its own rows and its ancestors' below each fork). */
   async read(scope: ScopeOptions, options: ReadOptions = {}): Promise<ShadowMessage[]> {
-    const segments = await this.scopeSegments(scope)
+    const segments = await this.checkpointScope(await this.scopeSegments(scope), options.elidedBy)
     const limit = options.limit ?? 200
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) throw invalid('limit must be an integer from 1 to 100000')
-    return this.backend.readMessages({ ...this.filter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+    const rows = await this.backend.readMessages({ ...this.filter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+    return viewElision(this.backend, await this.lineage(scope.sessionId), rows)
   }
 
   async count(scope: ScopeOptions, options: ReadOptions = {}): Promise<number> {
-    return this.backend.countMessages(this.filter(await this.scopeSegments(scope), options))
+    return this.backend.countMessages(this.filter(await this.checkpointScope(await this.scopeSegments(scope), options.elidedBy), options))
+  }
+
+  /**
+   * A checkpoint's originals are rows of its own session's history (its rows and its ancestors'
+   * below the fork): narrow the scope to that, so the seq filter cannot match another session.
+   */
+  private async checkpointScope(segments: LineageSegment[], checkpointId: string | undefined): Promise<LineageSegment[]> {
+    if (checkpointId === undefined) return segments
+    const checkpoint = await this.backend.getCheckpoint(assertString(checkpointId, 'checkpoint id'))
+    if (checkpoint === undefined) return []
+    const bounds = new Map((await this.lineage(checkpoint.sessionId)).map(segment => [segment.sessionId, segment.belowSeq]))
+    return segments.flatMap(segment => {
+      const below = bounds.get(segment.sessionId)
+      return below === undefined ? [] : [{ ...segment, belowSeq: Math.min(below, segment.belowSeq) }]
+    })
   }
 
   private filter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
@@ -565,10 +593,10 @@ export class ShadowStore {
     const segments = await this.lineage(sessionId)
     const rows: ShadowMessage[] = []
     for (const seq of seqs) {
-      const row = await this.lookupInLineage(segments, seq)
+      const row = await this.rowInLineage(segments, seq)
       if (row !== undefined) rows.push(row)
     }
-    const times = rows.map(row => row.time)
+    const times = extent(rows.map(row => row.time))
     const sorted = seqs.toSorted((a, b) => a - b)
     const firstRow = rows.find(row => row.seq === sorted[0])
     const lastRow = rows.find(row => row.seq === sorted.at(-1))
@@ -577,8 +605,8 @@ export class ShadowStore {
       lastSeq: sorted.at(-1) ?? null,
       firstShadowId: firstRow?.shadowId ?? null,
       lastShadowId: lastRow?.shadowId ?? null,
-      timeFrom: times.length === 0 ? null : Math.min(...times),
-      timeTo: times.length === 0 ? null : Math.max(...times),
+      timeFrom: times?.min ?? null,
+      timeTo: times?.max ?? null,
       messageCount: seqs.length,
     }
     await this.backend.putCheckpoint({ ...input, checkpointId, sessionId, shadowedSeqs: seqs }, derived)
@@ -587,6 +615,12 @@ export class ShadowStore {
 
   /** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
   async lookupInLineage(segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+    const row = await this.rowInLineage(segments, seq)
+    return row === undefined ? undefined : (await viewElision(this.backend, segments, [row]))[0]
+  }
+
+  /** The stored row, with its owner's own marks. */
+  private async rowInLineage(segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
     for (const segment of segments) {
       if (seq >= segment.belowSeq) continue
       const row = await this.backend.getMessage(segment.sessionId, seq)
@@ -634,7 +668,7 @@ export class ShadowStore {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw invalid('limit must be an integer from 1 to 200')
     const analyzed = analyzeQuery(query)
     if (analyzed.words.length === 0 && analyzed.grams.length === 0) throw invalid('query has no searchable words')
-    const segments = await this.scopeSegments(options)
+    const segments = await this.checkpointScope(await this.scopeSegments(options), options.checkpointId)
     const filter: MessageFilter = {
       ...this.filter(segments, {
         ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
@@ -696,12 +730,14 @@ export class ShadowStore {
       ]
     }
     const hits: SearchHit[] = []
+    let lineage: LineageSegment[] | undefined
     for (const { unit } of ranked.slice(0, limit)) {
       const cut = snippet(unit.call === undefined ? unit.message.text : unit.text, analyzed.literals)
       // candidates were read without their event JSON: read the winners in full
-      const message = (await this.backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
+      const stored = (await this.backend.getMessage(unit.message.sessionId, unit.message.seq)) ?? unit.message
+      const [message] = await viewElision(this.backend, lineage ??= await this.lineage(options.sessionId), [stored])
       const call = unit.call === undefined ? undefined : (await this.backend.getMessage(unit.call.sessionId, unit.call.seq)) ?? unit.call
-      hits.push({ message, ...(call === undefined ? {} : { call }), score: unit.score, snippet: cut.text, matched: cut.matched })
+      hits.push({ message: message!, ...(call === undefined ? {} : { call }), score: unit.score, snippet: cut.text, matched: cut.matched })
     }
     const searched = await this.backend.countMessages(filter)
     return { hits, coverage: { searched, matched: units.length, returned: hits.length }, literals: analyzed.literals }

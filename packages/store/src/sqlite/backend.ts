@@ -6,7 +6,7 @@ import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, ope
 import { dirname } from 'node:path'
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
-import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type {
@@ -184,7 +184,9 @@ function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false)
     clauses.push("(m.tool_name = ? OR ' ' || m.tool_name || ' ' LIKE ? ESCAPE '\\')")
     params.push(filter.toolName, `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`)
   }
-  if (filter.elidedBy !== undefined) { clauses.push('m.elided_by = ?'); params.push(filter.elidedBy) }
+  // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
+  // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
+  if (filter.elidedBy !== undefined) { clauses.push('m.seq IN (SELECT value FROM json_each((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ?)))'); params.push(filter.elidedBy) }
   if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) {
     clauses.push(`m.source_kind NOT IN (${filter.excludeSourceKinds.map(() => '?').join(', ')})`)
     params.push(...filter.excludeSourceKinds)
@@ -824,6 +826,20 @@ export class SqliteBackend implements ShadowBackend {
         }
       }
       return problems
+    })
+  }
+
+  messageHashesFor(sessionId: string, seqs: readonly number[]): MessageMark[] {
+    if (seqs.length === 0) return []
+    return this.guard('read hashes', () => {
+      // one indexed lookup per seq, without the row's text or event JSON
+      const find = this.stmt('SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = ? AND seq = ?')
+      const marks: MessageMark[] = []
+      for (const seq of seqs) {
+        const row = find.get(sessionId, seq) as Row | undefined
+        if (row !== undefined) marks.push({ seq: row['seq'] as number, hash: row['hash'] as string, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null })
+      }
+      return marks
     })
   }
 }
