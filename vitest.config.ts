@@ -13,6 +13,8 @@ export default defineConfig({
     pool: 'forks',
     // Node's own resolution (dsh's loader importing preset rows, worker threads) also picks sources.
     execArgv: ['--conditions=source'],
-    reporters: ['default'],
+    // every scripted-model request is checked against DeepSeek's request contract
+    setupFiles: ['packages/testing/vitest/setup.ts'],
+    reporters: ['default', './packages/testing/vitest/reporter.ts'],
   },
 })

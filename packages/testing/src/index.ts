@@ -1,4 +1,6 @@
 export * from './scripted-model.ts'
+export * from './request-validator.ts'
 export * from './harness.ts'
 export * from './scenario.ts'
+export * from './agentic.ts'
 export * from './launcher.ts'
