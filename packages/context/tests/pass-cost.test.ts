@@ -60,7 +60,7 @@ describe('compaction pass cost does not grow with the log', () => {
   })
 
   it('runs a 100k-message session with parallel tool calls to the end, compacting all along', async () => {
-    // dsh's own invariant companions re-read the log per event; this test is about our cost
+    // dsh's agent-loop invariant companion copies the whole log on every request; this test is about our cost
     const { harness, engine, agent, perPass } = await session(100_000, 24, { invariants: false })
     const visible = agent.session.events.filter(isCapturable).length
     expect(visible).toBeGreaterThanOrEqual(100_000)
