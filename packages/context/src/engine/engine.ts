@@ -217,7 +217,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
   /** The surface as the policy sees it. */
   private policyNodes(session: Session): { nodes: PolicyNode[]; balancedAtEnd: boolean } {
     const log = this.logs.for(session)
-    const measurement = this.ctx.tokenMeter.measure(log.meterView())
+    // dsh's meter and pairing helpers get the session view: theirs copy session.events otherwise
+    const view = log.view()
+    const measurement = this.ctx.tokenMeter.measure(view)
     const surface = session.surface.nodes
     if (measurement.nodes.length !== surface.length) throw new CompactionRefused('token meter and session surface disagree')
     const nodes = surface.map((seq, index): PolicyNode => {
@@ -231,11 +233,11 @@ export class ShadowCompactionEngine extends CompactionEngine {
         mutable: first?.type === 'text' && first.text.startsWith(STATE_MARKER),
         // a node starts a turn when a turn/start lies between it and the previous surface node
         turnStart: log.turnStartBetween(index === 0 ? -1 : surface[index - 1]!, seq),
-        balancedBefore: toolPairingBalancedBefore(session, seq),
+        balancedBefore: toolPairingBalancedBefore(view, seq),
       }
     })
     const last = surface.at(-1)
-    return { nodes, balancedAtEnd: last === undefined ? true : toolPairingBalancedAfter(session, last) }
+    return { nodes, balancedAtEnd: last === undefined ? true : toolPairingBalancedAfter(view, last) }
   }
 
   async compactIfNeeded(agent: CompactionAgentContext, trigger: CompactionTrigger, signal: AbortSignal): Promise<CompactionResult | null> {
@@ -243,7 +245,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const budget = await this.budget(agent, signal)
     if (trigger === 'pressure') {
       if (budget === undefined) return null
-      if (this.ctx.tokenMeter.measure(this.logs.for(session).meterView()).totalTokens < budget.thresholdTokens) return null
+      if (this.ctx.tokenMeter.measure(this.logs.for(session).view()).totalTokens < budget.thresholdTokens) return null
       const state = this.state(session)
       if (this.ctx.shadowCapture.healthy) state.outageRecorded = false
       else if (state.outageRecorded) {
@@ -321,8 +323,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
     if (endIdx === -1) throw new Error(`compactRegion: end seq ${end} not found in surface`)
     if (startIdx > endIdx) throw new Error(`compactRegion: start seq ${start} is after end seq ${end} on the surface`)
     if (nodes.slice(startIdx, endIdx + 1).some(node => node.checkpoint)) throw new Error('compactRegion: the range contains a committed checkpoint; checkpoints are frozen')
-    if (!toolPairingBalancedBefore(agent.session, start)) throw new Error(`compactRegion: start seq ${start} is not a balanced boundary`)
-    if (!toolPairingBalancedAfter(agent.session, end)) throw new Error(`compactRegion: end seq ${end} is not a balanced boundary`)
+    const view = this.logs.for(agent.session).view()
+    if (!toolPairingBalancedBefore(view, start)) throw new Error(`compactRegion: start seq ${start} is not a balanced boundary`)
+    if (!toolPairingBalancedAfter(view, end)) throw new Error(`compactRegion: end seq ${end} is not a balanced boundary`)
     const tokens = nodes.slice(startIdx, endIdx + 1).reduce((total, node) => total + node.tokens, 0)
     const result = await this.commit(agent, { session: agent.session, region: { startIdx, endIdx, tokens }, nodes, kind: 'digest' }, { owner: 'turn', trigger: 'region' }, signal)
     if (result === null) throw new Error('compactRegion: the pass did not commit')

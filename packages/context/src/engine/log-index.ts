@@ -8,11 +8,12 @@
  * about; anything it was not told about (a missed event) is caught by the length check and
  * re-mirrored.
  *
- * The same copy made dsh rc.8's token meter quadratic: once a session has been measured, the
- * meter's `session/event` listener re-reads `session.events` on every append (a 100k-message
- * session copies ~500k events per event). The engine therefore measures through `meterView()`, a
- * view of the session whose `events` is this mirror: the meter folds the same events, and the
- * real session is never registered with it.
+ * The same copy made dsh rc.8's helpers O(log) per call: once a session has been measured, the
+ * token meter's `session/event` listener re-reads `session.events` on every append (a
+ * 100k-message session copies ~500k events per event), and the tool-pairing balance cache copies
+ * the log whenever the surface changed. The engine therefore hands dsh's meter and pairing
+ * helpers `view()`, the session with `events` served from this mirror: they fold the same events,
+ * and the real session is never registered with the meter.
  */
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { advance, newCursor, type CaptureCursor } from '../capture/cursor.ts'
@@ -51,7 +52,7 @@ export class SessionLogIndex {
   private lastCompactionStart = -1
   private lastCompactionEnd = -1
   private lastEndSeed = -1
-  private view: Session | undefined
+  private proxy: Session | undefined
 
   private readonly session: Session
   private readonly work: LogIndexWork
@@ -108,9 +109,9 @@ export class SessionLogIndex {
     }
   }
 
-  /** The session as the token meter should see it: every member its own, but `events` is the mirror. */
-  meterView(): Session {
-    this.view ??= new Proxy(this.session, {
+  /** The session as dsh's token meter and pairing helpers should see it: `events` is the mirror. */
+  view(): Session {
+    this.proxy ??= new Proxy(this.session, {
       get: (target, property) => {
         if (property === 'events') {
           this.sync()
@@ -120,7 +121,7 @@ export class SessionLogIndex {
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
       },
     })
-    return this.view
+    return this.proxy
   }
 
   event(seq: number): SessionEvent {
