@@ -1,6 +1,13 @@
 /**
- * bench:quality — retrieval quality of ShadowStore.search on a labeled set of long coding-agent
- * sessions (bench/quality-set.ts), side by side with two baselines:
+ * bench:quality — retrieval quality of ShadowStore.search, side by side with baselines, on two
+ * labelled sets from two separate generators:
+ *
+ * - dev (bench/quality-set.ts): six coding sessions; ranking was tuned on it.
+ * - test (bench/quality-set-b.ts): five three-day sessions with other projects, vocabulary and
+ *   shapes, reported per category (exact, tool-output, zh, cross-lingual, temporal, superseded
+ *   value, multi-hop, never-said); never tuned on.
+ *
+ * Baselines:
  *
  * - literal: upstream's proposal, a case-insensitive substring scan of the session's messages for
  *   the whole query string, newest first. This is the `literal` of the RESULT line.
@@ -9,6 +16,13 @@
  * - bm25: a plain FTS5 table in a separate in-memory database with the default `unicode61`
  *   tokenizer (no stemming, no CJK segmentation, no trigram); the query's unicode61 tokens are
  *   OR-ed as quoted strings and ordered by bm25().
+ * - bm25-ours (bm25_same_analyzer): FTS5 bm25 over OUR analyzer — the same `porter unicode61`
+ *   tokenizer over the same index view (`indexViews(text).words`: CJK words and bigrams, camelCase
+ *   parts) and the same query terms (`analyzeQuery(q).words`), OR-ed. What ranking adds beyond
+ *   tokenisation is ours minus this.
+ *
+ * On the test set every ranker gets the same time window when the question has time words (our
+ * TimeExpressionResolver, as shadow_search applies it), so the window is not what is compared.
  *
  * Every question is searched within its own session only, top 10. Recall@k counts a question as
  * found when any relevant message is in the top k; nDCG@10 uses binary relevance.
@@ -20,7 +34,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
+import { Bm25Baseline } from './quality-baselines.ts'
 import { qualitySet, type QualityQuestion } from './quality-set.ts'
+import { runTestSet } from './quality-test.ts'
 import { printTable, result } from './report.ts'
 
 const K = 10
@@ -44,7 +60,8 @@ const ours: Ranker = async question => {
   try {
     const found = await store.search(question.query, { sessionId: question.sessionId, limit: K })
     // A tool result hit carries its call (one unit, shown together): it answers for either message.
-    return found.hits.map(hit => (hit.call !== undefined && question.relevant.includes(hit.call.seq) ? hit.call.seq : hit.message.seq))
+    // A question answered by a short reply ranks as one unit with it, shown together.
+    return found.hits.map(hit => [hit.call?.seq, hit.question?.seq].find(seq => seq !== undefined && question.relevant.includes(seq)) ?? hit.message.seq)
   } catch {
     return []
   }
@@ -94,8 +111,13 @@ const bm25: Ranker = question => {
   return (plainQuery.all(match, question.sessionId, K) as Array<{ seq: number }>).map(row => Number(row.seq))
 }
 
+const sameAnalyzer = new Bm25Baseline(true)
+for (const session of set.sessions) sameAnalyzer.add(session.messages)
+const bm25Ours: Ranker = question => sameAnalyzer.rank(question.query, question.sessionId, K)
+
 const RANKERS: ReadonlyArray<{ name: string; run: Ranker }> = [
   { name: 'ours', run: ours },
+  { name: 'bm25-ours', run: bm25Ours },
   { name: 'bm25', run: bm25 },
   { name: 'literal', run: literal },
   { name: 'literal-any', run: literalAny },
@@ -155,20 +177,20 @@ function aggregate(name: string, keep: (question: QualityQuestion) => boolean): 
 }
 
 const messages = set.sessions.reduce((sum, session) => sum + session.messages.length, 0)
-console.log(`quality set: ${set.sessions.length} sessions, ${messages} messages (${set.sessions.map(session => session.messages.length).join(' / ')}), ${set.questions.length} questions; search within the question's session, top ${K}`)
+console.log(`dev set (tuned on): ${set.sessions.length} sessions, ${messages} messages (${set.sessions.map(session => session.messages.length).join(' / ')}), ${set.questions.length} questions; search within the question's session, top ${K}`)
 
-printTable('overall', ['ranker', 'R@1', 'R@5', 'R@10', 'nDCG@10', 'ms/query'], RANKERS.map(ranker => {
+printTable('dev set overall', ['ranker', 'R@1', 'R@5', 'R@10', 'nDCG@10', 'ms/query'], RANKERS.map(ranker => {
   const all = aggregate(ranker.name, () => true)
   return [ranker.name, all.r1, all.r5, all.r10, all.ndcg, timings.get(ranker.name)!]
 }))
 
 function breakdown(title: string, key: (question: QualityQuestion) => string): void {
   const groups = [...new Set(set.questions.map(key))]
-  printTable(title, ['group', 'n', 'ours R@1', 'ours R@5', 'ours R@10', 'ours nDCG', 'bm25 R@5', 'bm25 nDCG', 'literal R@5', 'lit-any R@5'], groups.map(group => {
+  printTable(`dev set ${title}`, ['group', 'n', 'ours R@1', 'ours R@5', 'ours R@10', 'ours nDCG', 'bm25-ours R@5', 'bm25 R@5', 'bm25 nDCG', 'literal R@5', 'lit-any R@5'], groups.map(group => {
     const keep = (question: QualityQuestion): boolean => key(question) === group
     const o = aggregate('ours', keep)
     const b = aggregate('bm25', keep)
-    return [group, o.n, o.r1, o.r5, o.r10, o.ndcg, b.r5, b.ndcg, aggregate('literal', keep).r5, aggregate('literal-any', keep).r5]
+    return [group, o.n, o.r1, o.r5, o.r10, o.ndcg, aggregate('bm25-ours', keep).r5, b.r5, b.ndcg, aggregate('literal', keep).r5, aggregate('literal-any', keep).r5]
   }))
 }
 
@@ -201,7 +223,18 @@ if (details) {
 }
 
 await store.close()
+const test = await runTestSet(dir)
 rmSync(dir, { recursive: true, force: true })
 console.log(`\nwall time ${((performance.now() - started) / 1000).toFixed(1)} s. "literal" in RESULT is upstream's whole-query substring scan, newest first.`)
 const r5 = (name: string): string => aggregate(name, () => true).r5.toFixed(3)
-result('quality', { recall5: r5('ours'), literal_recall5: r5('literal'), bm25_recall5: r5('bm25') })
+result('quality', {
+  recall5: r5('ours'),
+  literal_recall5: r5('literal'),
+  bm25_recall5: r5('bm25'),
+  test_recall5: test.recall5['ours']!.toFixed(3),
+  bm25_same_analyzer_recall5: test.recall5['bm25-ours']!.toFixed(3),
+  test_bm25_recall5: test.recall5['bm25']!.toFixed(3),
+  dev_bm25_same_analyzer_recall5: r5('bm25-ours'),
+  superseded_newest_first: test.newestFirst,
+  never_said_explicit: test.neverExplicit,
+})

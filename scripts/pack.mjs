@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const context = JSON.parse(readFileSync(join(root, 'packages/context/package.json'), 'utf8'))
 const cli = JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8'))
+const store = JSON.parse(readFileSync(join(root, 'packages/store/package.json'), 'utf8'))
 for (const file of ['context/lib/index.js', 'context/lib/client.js', 'store/lib/index.js', 'cli/lib/index.js']) {
   if (!existsSync(join(root, 'packages', file))) {
     console.error(`pack: packages/${file} is missing; run \`npm run build\` first`)
@@ -58,7 +59,8 @@ for (const [key, value] of Object.entries(context.exports)) {
 }
 exportsMap['./store'] = { types: './lib/store/index.d.ts', default: './lib/store/index.js' }
 exportsMap['./cli'] = { types: './lib/cli/index.d.ts', default: './lib/cli/index.js' }
-const dependencies = { ...context.dependencies, commander: cli.dependencies.commander }
+// the vendored store's own dependencies (the PostgreSQL client, the stemmer) install with the plugin
+const dependencies = { ...context.dependencies, ...store.dependencies, commander: cli.dependencies.commander }
 delete dependencies['@dsh-shadow/store']
 const peerDependencies = {
   ...context.peerDependencies,

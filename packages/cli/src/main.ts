@@ -10,10 +10,13 @@ import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import {
   isCheckpointId,
   isShadowId,
+  displayLocation,
+  isPostgresLocation,
   isShadowStoreError,
   parseTimeRange,
-  sessionTag,
+  tagCandidates,
   ShadowStore,
+  type RedactionOptions,
   type ShadowMessage,
   type ShadowRole,
   type ShadowSession,
@@ -22,7 +25,7 @@ import { bodyOf, resolveStorePath, SEARCH_EXCLUDES } from 'dsh-shadow-context'
 import { openDshLogs, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, PROCESS_IO, table, time, type Output } from './format.ts'
 import { parseDuration, parseSize } from './units.ts'
-import { exportSession, repairSession, verifySession, type SessionVerdict } from './operations.ts'
+import { exportSession, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
 
 interface GlobalOptions {
   home?: string
@@ -54,23 +57,26 @@ function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
   const home = resolve(resolveDshHome(pathOption(options.home, '--home')))
   const store = pathOption(options.store, '--store')
-  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : resolve(store), output: consoleOutput(options.json === true, io) }
+  return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : isPostgresLocation(store) ? store : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 
-async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean } = {}): Promise<T> {
-  if (!existsSync(rt.storePath) && options.create !== true) throw new CliError(`no shadow store at ${rt.storePath} (use --home or --store; Shadow Context creates it on first use)`, EXIT.notFound)
+async function withStore<T>(rt: Runtime, run: (store: ShadowStore) => Promise<T>, options: { readOnly?: boolean; create?: boolean; redact?: RedactionOptions | false } = {}): Promise<T> {
+  const shown = displayLocation(rt.storePath)
+  const missing = `no shadow store at ${shown} (use --home or --store; Shadow Context creates it on first use)`
+  if (!isPostgresLocation(rt.storePath) && !existsSync(rt.storePath) && options.create !== true) throw new CliError(missing, EXIT.notFound)
   let store: ShadowStore
   const readOnly = options.readOnly ?? true
   try {
-    store = await ShadowStore.open(rt.storePath, { readOnly }).catch(async (error: unknown) => {
+    store = await ShadowStore.open(rt.storePath, { readOnly, ...(options.redact === undefined ? {} : { redact: options.redact }) }).catch(async (error: unknown) => {
       if (!readOnly || !isShadowStoreError(error, 'SCHEMA_TOO_OLD')) throw error
       // a store from an older version: upgrade it in place (what dsh does at its next start), then read
       await (await ShadowStore.open(rt.storePath)).close()
-      rt.output.err(`upgraded the shadow store ${rt.storePath} to the current schema`)
+      rt.output.err(`upgraded the shadow store ${shown} to the current schema`)
       return ShadowStore.open(rt.storePath, { readOnly })
     })
   } catch (error) {
-    throw new CliError(`cannot open the shadow store ${rt.storePath}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
+    if (isShadowStoreError(error, 'NOT_FOUND') && options.create !== true) throw new CliError(missing, EXIT.notFound)
+    throw new CliError(`cannot open the shadow store ${shown}: ${error instanceof Error ? error.message : String(error)}`, EXIT.unavailable)
   }
   try {
     return await run(store)
@@ -110,7 +116,7 @@ async function findSession(store: ShadowStore, reference: string): Promise<Shado
 async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
   if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const ids = (await logs.list()).map(meta => meta.id as string)
-  const exact = ids.find(id => id === reference || sessionTag(id) === reference)
+  const exact = ids.find(id => id === reference || tagCandidates(id).includes(reference))
   if (exact !== undefined) return exact
   const matches = ids.filter(id => id.startsWith(reference))
   if (matches.length === 1) return matches[0]!
@@ -153,7 +159,7 @@ function build(invocation: Invocation): Command {
     })
     .description('Inspect, search, read, export and verify a Shadow Context store (dsh 0.1.0-rc.8).')
     .option('--home <dir>', 'dsh home (default $DSH_HOME, then ~/.dsh)')
-    .option('--store <file>', 'shadow store file (default <home>/shadow-context/shadow.db)')
+    .option('--store <file>', 'shadow store file, or a postgres:// connection string (default <home>/shadow-context/shadow.db)')
     .option('--json', 'machine-readable output')
     .showHelpAfterError()
 
@@ -333,9 +339,15 @@ function build(invocation: Invocation): Command {
       if ((reference === undefined) === (options.all !== true)) throw new CliError('give a session or --all', EXIT.usage)
       // Resolve what to rebuild before --fresh moves anything: a typo must not leave an empty store behind.
       const ids = await withLogs(rt, async logs => options.all === true ? (await logs.list()).map(meta => meta.id as string) : [await findLogSession(logs, reference!)])
+      if (options.fresh === true && isPostgresLocation(rt.storePath)) throw new CliError('--fresh sets a store file aside; for a PostgreSQL store, name a new ?schema= in --store instead', EXIT.usage)
+      let redact: RedactionOptions | false | undefined
       if (options.fresh === true && existsSync(rt.storePath)) {
         // only a store file is set aside: renaming a directory named by mistake would move whatever it holds
         if (!statSync(rt.storePath).isFile()) throw new CliError(`${rt.storePath} is not a store file`, EXIT.usage)
+        // the new store keeps the old one's redaction policy
+        const kept = await policyToKeep(rt.storePath)
+        redact = kept.policy
+        if (kept.guessed) rt.output.err('the old store\'s redaction policy is unreadable: the new store redacts with the built-in detectors')
         const aside = `${rt.storePath}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
         for (const suffix of ['', '-wal', '-shm']) if (existsSync(rt.storePath + suffix)) renameSync(rt.storePath + suffix, aside + suffix)
         rt.output.err(`set the old store aside as ${aside}`)
@@ -347,7 +359,7 @@ function build(invocation: Invocation): Command {
           rt.output.progress('repair', index + 1, ids.length)
         }
         return out
-      }), { readOnly: false, create: true })
+      }), { readOnly: false, create: true, ...(redact === undefined ? {} : { redact }) })
       if (rt.output.json) return rt.output.out(JSON.stringify(reports))
       rt.output.out(table(['session', 'written', 'unchanged', 'replaced', 'removed', 'checkpoints'], reports.map(report => [report.sessionId, report.written, report.unchanged, report.replaced, report.removed, report.checkpoints])))
     })

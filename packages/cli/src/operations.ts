@@ -1,5 +1,5 @@
 /** The CLI's longer operations, kept apart from argument parsing so tests can call them directly. */
-import { hashEventJson, type IngestReport, type ShadowSession, type ShadowStore } from '@dsh-shadow/store'
+import { type IngestReport, type RedactionOptions, type ShadowSession, ShadowStore } from '@dsh-shadow/store'
 import { bodyOf, captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
 import { time } from './format.ts'
@@ -27,7 +27,7 @@ export async function verifySession(store: ShadowStore, logs: DshLogs, sessionId
     return { sessionId, logMessages: 0, storeRows: 0, lost: [], mismatched: [], extra: [], duplicated: 0, error: `log unreadable: ${error instanceof Error ? error.message : String(error)}` }
   }
   const { captured } = captureLog(sessionId, log.events)
-  const entries = captured.map(event => ({ seq: event.seq, hash: hashEventJson(event.eventJson) }))
+  const entries = captured.map(event => ({ seq: event.seq, hash: store.hashOf(event.eventJson) }))
   const session = await store.session(sessionId)
   if (session === undefined) {
     return { sessionId, logMessages: entries.length, storeRows: 0, lost: entries.map(entry => entry.seq), mismatched: [], extra: [], duplicated: 0 }
@@ -103,4 +103,33 @@ export async function exportSession(store: ShadowStore, session: ShadowSession, 
     fromSeq = page.at(-1)!.seq + 1
   }
   return parts.join('')
+}
+
+/**
+ * The redaction policy of a store about to be set aside by `repair --fresh`: the rebuilt store must
+ * keep it, or every secret would come back in clear from the logs. A store too damaged to tell
+ * gets the built-in detectors (hiding a false positive from search is the safe mistake).
+ */
+export async function policyToKeep(path: string): Promise<{ policy: RedactionOptions | false; guessed: boolean }> {
+  try {
+    const old = await ShadowStore.open(path, { readOnly: true })
+    try {
+      return { policy: old.redactionPolicy() ?? false, guessed: false }
+    } finally {
+      await old.close()
+    }
+  } catch {
+    try {
+      const { DatabaseSync } = await import('node:sqlite')
+      const db = new DatabaseSync(path, { readOnly: true })
+      try {
+        const saved = (db.prepare("SELECT value FROM meta WHERE key = 'redact'").get() as { value?: string } | undefined)?.value
+        return { policy: saved === undefined || saved === 'off' ? false : JSON.parse(saved) as RedactionOptions, guessed: false }
+      } finally {
+        db.close()
+      }
+    } catch {
+      return { policy: {}, guessed: true }
+    }
+  }
 }

@@ -48,8 +48,9 @@ async function boot(home: string, capture: ShadowCaptureConfig = {}): Promise<Ds
       { plugin: ShadowRecall },
       { plugin: ShadowProjection },
     ],
-    // pressure at 20% of the window: refused passes leave plenty of room before an overflow
-    compaction: { plugin: ShadowCompactionEngine, config: { thresholdRatio: 0.2, retainRatio: 0.05 } },
+    // pressure at 20% of the window: refused passes leave plenty of room before an overflow; small
+    // passes allowed, so pressure asks for one as soon as it is over the threshold
+    compaction: { plugin: ShadowCompactionEngine, config: { thresholdRatio: 0.2, retainRatio: 0.05, minRegionRatio: 0.05 } },
   })
   let disposed = false
   cleanup.push(async () => {

@@ -54,7 +54,7 @@ interface RecallState extends RecallData {
   readonly anchor: number
 }
 
-const SHADOW_ID = /\b[a-z2-9]{6}\.\d+\b/g
+const SHADOW_ID = /\b[a-z2-9]{6,12}\.\d+\b/g
 const MAX_IDS = 200
 
 function record(value: unknown): Record<string, unknown> | undefined {

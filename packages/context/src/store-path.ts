@@ -1,6 +1,7 @@
 /** Where the shadow store lives: inside the dsh home unless the user names an absolute path. */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
+import { isPostgresLocation } from '@dsh-shadow/store'
 
 export const DEFAULT_STORE_FILE = join('shadow-context', 'shadow.db')
 
@@ -13,6 +14,7 @@ export class StorePathError extends Error {
  * it ("../x" is refused); only an explicit absolute path may point elsewhere. An empty path means
  * the default. The check is lexical: symlinks inside the home are followed, since config cannot
  * create them and a link there (a store on another disk, a home that is a link) is its owner's choice.
+ * A `postgres://` connection string names a PostgreSQL store and is returned as it is.
  */
 export function resolveStorePath(path: string | undefined, home?: string): string {
   // config may come from untyped JSON: refuse with our error, not a TypeError from a string method
@@ -22,6 +24,7 @@ export function resolveStorePath(path: string | undefined, home?: string): strin
   if (dshHome.includes('\u0000')) throw new StorePathError('dsh home must not contain NUL')
   if (path === undefined || path.length === 0) return join(dshHome, DEFAULT_STORE_FILE)
   if (path.includes('\u0000')) throw new StorePathError('store path must not contain NUL')
+  if (isPostgresLocation(path)) return path
   if (isAbsolute(path)) return resolve(path)
   const target = resolve(dshHome, path)
   const inside = relative(dshHome, target)

@@ -91,4 +91,18 @@ describe('composeRollup', () => {
     expect(parseIndexEntry(lines[0]!)).toMatchObject({ first: 'k7q2mz.c1', turns: [10, expect.any(Number)] })
     expect(parseIndexEntry(lines.at(-1)!)).toMatchObject({ last: 'k7q2mz.c44', turns: [expect.any(Number), 219] })
   })
+
+  it('keeps the newest user asks verbatim across rollups (the task state the index lines lose)', () => {
+    const withAsk = (id: string, turn: number, ask: string): { checkpointId: string; text: string } => ({
+      checkpointId: id,
+      text: `[Shadow Context checkpoint ${id} · turn ${turn}]\n- t${turn} "${ask}" → shell → "done"\nFiles: src/a.ts\n[shadow ${id}] 3 messages`,
+    })
+    const first = composeRollup({ checkpointId: 'k7q2mz.c3', folded: [withAsk('k7q2mz.c1', 4, 'Also, we decided: staging moves to port 5433.'), withAsk('k7q2mz.c2', 6, '请把缓存过期时间统一改成九十秒。')] })
+    expect(first).toContain('Asked t6: "请把缓存过期时间统一改成九十秒。"')
+    expect(first).toContain('Asked t4: "Also, we decided: staging moves to port 5433."')
+    const second = composeRollup({ checkpointId: 'k7q2mz.c6', folded: [{ checkpointId: 'k7q2mz.c3', text: first }, withAsk('k7q2mz.c4', 9, 'Correction: port 5434.'), withAsk('k7q2mz.c5', 11, 'Ship it.')] })
+    const asked = second.split('\n').filter(line => line.startsWith('Asked '))
+    expect(asked).toEqual(['Asked t11: "Ship it."', 'Asked t9: "Correction: port 5434."', 'Asked t6: "请把缓存过期时间统一改成九十秒。"'])
+    expect(second.split('\n').filter(line => line.startsWith('- ')).every(line => parseIndexEntry(line) !== undefined)).toBe(true)
+  })
 })

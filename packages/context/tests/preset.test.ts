@@ -1,17 +1,25 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import type { ShadowCapture, ShadowCompactionEngine } from '../src/index.ts'
 import { cleanupAfterEach, modelVisible, shadowHarness } from './support.ts'
 import { DshHarness } from '@dsh-shadow/testing'
 
-const { harnesses } = cleanupAfterEach('shadow-preset-')
+const { harnesses, newHome } = cleanupAfterEach('shadow-preset-')
 const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))
 const fixturePresets = fileURLToPath(new URL('./fixtures/presets', import.meta.url))
 const baseUrl = pathToFileURL(fileURLToPath(new URL('../package.json', import.meta.url))).href
 
 describe('the shadow-context agent preset (web roster)', () => {
   it('runs Shadow Context for the agents that join it, and only for them', async () => {
+    // The preset row resolves its store from $DSH_HOME: point it at a temp home, never ~/.dsh
+    // (a store left there by an earlier run would hold this session's rows twice).
+    const previousHome = process.env['DSH_HOME']
+    process.env['DSH_HOME'] = newHome()
+    onTestFinished(() => {
+      if (previousHome === undefined) delete process.env['DSH_HOME']
+      else process.env['DSH_HOME'] = previousHome
+    })
     const scenario = codingSession({ turns: 40, seed: 12 })
     const harness = await DshHarness.create({
       tools: scenario.tools(),

@@ -1,8 +1,8 @@
 import { ScriptedModel } from '@dsh-shadow/testing'
 import { describe, expect, it } from 'vitest'
-import { cleanupAfterEach, engineHarness } from './support.ts'
+import { cleanupAfterEach, engineHarness, shadowHarnessAt } from './support.ts'
 
-const { harnesses } = cleanupAfterEach('shadow-redaction-')
+const { harnesses, newHome } = cleanupAfterEach('shadow-redaction-')
 
 describe('secret redaction in a real composition', () => {
   it('keeps API keys and configured patterns out of the store file and its index, and the rows still verify', async () => {
@@ -28,5 +28,55 @@ describe('secret redaction in a real composition', () => {
     // the write-ahead check still confirms the redacted rows against the original log events
     const confirmed = await capture.confirm(agent.session, rows.map(row => row.seq))
     expect(confirmed).toMatchObject({ ok: true, repaired: 0 })
+  })
+
+  it('redacts the rows already stored when dsh restarts with redaction on, and says how far it got', async () => {
+    const home = newHome()
+    const first = await shadowHarnessAt(home)
+    harnesses.push(first)
+    const agent = await first.createAgent({ sessionId: 'before-redaction' })
+    first.model.enqueue({ kind: 'text', text: 'noted' })
+    await first.send(agent, 'the staging password: hunter2-secret, keep it safe')
+    await first.ctx.shadowCapture.flush()
+    expect((await first.ctx.shadowCapture.store.read({ sessionId: 'before-redaction' })).some(row => row.text.includes('hunter2-secret'))).toBe(true)
+    await first.dispose({ keepHome: true })
+    const second = await shadowHarnessAt(home, { capture: { redact: true } })
+    harnesses.push(second)
+    const store = await second.ctx.shadowCapture.opened()
+    const rows = await store.read({ sessionId: 'before-redaction' })
+    expect(rows.length).toBeGreaterThan(1)
+    expect(rows.filter(row => row.text.includes('hunter2') || row.eventJson.includes('hunter2'))).toEqual([])
+    expect(rows.some(row => row.text.includes('password: [REDACTED:secret]'))).toBe(true)
+    expect(second.logs.some(line => /redacting stored messages, \d+ of \d+/.test(line.text))).toBe(true)
+    // and the write-ahead check still confirms them against the log
+    await second.ctx.shadowCapture.flush()
+    expect((await store.search('hunter2', { sessionId: 'before-redaction' })).hits).toEqual([])
+  })
+
+  it('takes a turn with 600 KB of adversarial tool output through capture, the write-ahead check and search', async () => {
+    // shapes that made the old patterns rescan the rest of the text from every start (minutes on this size)
+    const output = ['a.'.repeat(100_000), 'eyJ-'.repeat(50_000), 'x-'.repeat(100_000), '-----BEGIN RSA PRIVATE KEY-----x'.repeat(3_000)].join('\n')
+    const harness = await engineHarness({
+      model: new ScriptedModel({ contextWindow: 2_000_000 }),
+      tools: [{ name: 'dump', description: 'Print a log.', run: () => output }],
+      capture: { redact: true },
+    })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'adversarial' })
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'dump', args: {} }] }, { kind: 'text', text: 'The log is noise.' })
+    await harness.send(agent, 'Dump the log, my password: hunter2-secret')
+    for (let turn = 0; turn < 3; turn += 1) {
+      harness.model.enqueue({ kind: 'text', text: `reply ${turn}` })
+      await harness.send(agent, `follow-up question ${turn}`)
+    }
+    const capture = harness.ctx.shadowCapture
+    await capture.flush()
+    const store = await capture.opened()
+    const rows = await store.read({ sessionId: 'adversarial' }, { limit: 100 })
+    expect(rows.some(row => row.toolName === 'dump' && row.text.length > 500_000)).toBe(true)
+    expect(rows.filter(row => row.text.includes('hunter2'))).toEqual([])
+    // the write-ahead check redacts the log events on this thread to compare hashes
+    expect(await capture.confirm(agent.session, rows.map(row => row.seq))).toMatchObject({ ok: true, repaired: 0 })
+    expect((await store.search('noise', { sessionId: 'adversarial' })).hits.length).toBeGreaterThan(0)
   })
 })

@@ -149,7 +149,36 @@ describe('RecallResolver', () => {
       const error = await failure(run)
       expect(['INVALID_INPUT', 'NOT_FOUND', 'FORBIDDEN']).toContain(error.code)
     }
+    // a cursor whose time window is not a number, and a bad passage offset, are the caller's fault
+    const invalidOnly: Array<() => Promise<unknown>> = [
+      () => resolver().read({ cursor: Buffer.from(JSON.stringify([{ kind: 'time', from: 'x', to: 5 }, 0, 0])).toString('base64url') }),
+      () => resolver().read({ cursor: Buffer.from(JSON.stringify([{ kind: 'time', from: 0, to: 'later' }, 0, 0])).toString('base64url') }),
+      () => resolver().read({ id: `${tag}.62`, at: -5 }),
+      () => resolver().read({ id: `${tag}.62`, at: 10_000_000 }),
+      () => resolver().read({ at: 5, checkpoint: `${tag}.c1` }),
+    ]
+    for (const run of invalidOnly) expect((await failure(run)).code).toBe('INVALID_INPUT')
     expect(await store.stats()).toEqual(before)
+  })
+
+  it('reads a hit at its passage first and continues with a cursor', async () => {
+    const tag = sessionTag('main')
+    const hit = await resolver().search({ query: 'tail-marker' })
+    expect(hit.hits[0]!.message.seq).toBe(62)
+    expect(hit.hits[0]!.passage.start).toBeGreaterThan(29_000)
+    expect(hit.text).toContain(`shadow_read {"id":"${tag}.62","at":${hit.hits[0]!.passage.start}}`)
+    const read = await resolver().read({ id: `${tag}.62`, at: hit.hits[0]!.passage.start, budget: 300 })
+    expect(read.text).toContain('tail-marker')
+    expect(read.text).toContain(`(continued from character ${hit.hits[0]!.passage.start})`)
+    // the budget went to the passage, not to the 30,000 characters before it
+    expect(read.text).not.toContain('big tool output')
+    let text = read.text
+    for (let cursor = read.cursor; cursor !== null;) {
+      const next = await resolver().read({ cursor, budget: 2_000 })
+      text += next.text
+      cursor = next.cursor
+    }
+    expect(text).toContain('缓存过期时间统一改成九十秒')
   })
 
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {

@@ -7,7 +7,7 @@ import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { DshHarness, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
-import { hashEventJson, type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
+import { type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
 import * as ShadowInvariant from '../src/invariant.ts'
 import { isCapturable, ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowCaptureConfig, type ShadowEngineConfig, type ShadowRecallConfig } from '../src/index.ts'
 
@@ -40,7 +40,9 @@ export function modelVisible(session: Session | { events: readonly SessionEvent[
 
 /** Compare the store with a log: what is missing, stale, extra or duplicated. */
 export async function compareWithLog(store: ShadowStoreApi, sessionId: string, events: readonly SessionEvent[]): Promise<ReconcileReport> {
-  const authority = events.filter(isCapturable).map(event => ({ seq: event.seq, hash: hashEventJson(JSON.stringify(event)) }))
+  const visible = events.filter(isCapturable)
+  const hashes = await store.hashesOf(visible.map(event => JSON.stringify(event)))
+  const authority = visible.map((event, index) => ({ seq: event.seq, hash: hashes[index]! }))
   return store.reconcile(sessionId, authority)
 }
 

@@ -16,7 +16,7 @@
  */
 
 /** Bump when the index views change: the store then rebuilds its indexes from the stored text. */
-export const ANALYZER_VERSION = 1
+export const ANALYZER_VERSION = 2
 
 /** Longest text indexed per message (the stored content itself is never truncated). */
 export const MAX_INDEXED_CHARS = 2_000_000
@@ -71,6 +71,17 @@ export function camelParts(word: string): string[] {
   return word.split(/(?<=[a-z0-9])(?=[A-Z])/)
 }
 
+/**
+ * The rendering of a tool call (`[tool call shell] {...}`) is ours, not the conversation's: its
+ * words would make "call" and "tool" match every calling message. Blanked to spaces of the same
+ * length, so offsets into the stored text still hold.
+ */
+const CALL_BOILERPLATE = /\[tool call (?=[^\]\n]*\])/g
+
+export function withoutBoilerplate(text: string): string {
+  return text.includes('[tool call ') ? text.replace(CALL_BOILERPLATE, match => ' '.repeat(match.length)) : text
+}
+
 function normalize(text: string): string {
   // NUL and other C0 controls are kept in the stored content but mean nothing to an index.
   return text.normalize('NFKC').replace(/\p{Cc}/gu, ' ')
@@ -78,7 +89,7 @@ function normalize(text: string): string {
 
 /** The two index views of one message text. */
 export function indexViews(text: string): { words: string; grams: string } {
-  const clean = normalize(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text)
+  const clean = normalize(withoutBoilerplate(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text))
   const extra: string[] = []
   for (const match of clean.matchAll(CAMEL_WORD)) extra.push(camelParts(match[0]).join(' '))
   const words = clean.replace(CJK_RUN, run => ` ${[...cjkWords(run), ...cjkBigrams(run)].join(' ')} `)
@@ -118,6 +129,11 @@ export interface AnalyzedQuery {
   readonly literals: readonly string[]
   /** The query asks for the current state ("latest", "now", "目前"): newer answers should win. */
   readonly recency: boolean
+  /**
+   * The query's words as a reader names them (Latin tokens, CJK dictionary words of two or more
+   * characters), lowercased: what "no message mentions …" reports on.
+   */
+  readonly topics: readonly string[]
 }
 
 /**
@@ -170,6 +186,7 @@ export function analyzeQuery(query: string): AnalyzedQuery {
   const words: string[] = []
   const grams: string[] = []
   const literals: string[] = []
+  const topics: string[] = []
   const add = (list: string[], value: string): void => {
     const lower = value.toLowerCase()
     if (lower.length > 0 && !list.includes(lower)) list.push(lower)
@@ -178,6 +195,8 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     for (const chunk of cjkQueryChunks(match[0])) {
       const chars = [...chunk]
       add(literals, chunk)
+      if (chars.length >= 2 && chars.length <= 4) add(topics, chunk)
+      else for (const word of cjkWords(chunk)) if ([...word].length >= 2) add(topics, word)
       if (chars.length >= 2 && chars.length <= 4) add(words, chunk)
       for (const word of cjkWords(chunk)) if ([...word].length >= 2) add(words, word)
       for (const gram of cjkBigrams(chunk)) add(words, gram)
@@ -193,10 +212,11 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     if (trimmed.length >= 3) add(grams, trimmed)
     for (const token of trimmed.matchAll(LATIN_TOKEN)) {
       add(words, token[0])
+      add(topics, token[0])
       for (const part of camelParts(token[0])) if (part !== token[0]) add(words, part)
     }
   }
-  return { words: words.slice(0, MAX_QUERY_TERMS), grams: grams.slice(0, MAX_QUERY_TERMS), literals: literals.slice(0, MAX_QUERY_TERMS), recency }
+  return { words: words.slice(0, MAX_QUERY_TERMS), grams: grams.slice(0, MAX_QUERY_TERMS), literals: literals.slice(0, MAX_QUERY_TERMS), recency, topics: topics.slice(0, MAX_QUERY_TERMS) }
 }
 
 /** One FTS5 string literal: double quotes doubled, so any text is matched as a phrase, never parsed. */

@@ -1,8 +1,18 @@
 /**
- * The storage backend seam. `ShadowStore` holds the domain rules (ids, lineage, validation,
- * ranking); a backend only persists rows and answers index queries. SQLite (`node:sqlite`) is the
- * embedded default; every SQL dialect detail stays inside its implementation so a PostgreSQL
- * backend for team dsh servers can sit behind the same interface.
+ * The storage backend seam. `ShadowStore` and its modules hold every domain rule (ids, lineage,
+ * validation, the search plan and ranking, retention choice); a backend only persists rows and
+ * answers index queries, with every SQL dialect detail inside its own folder (`sqlite/`, `postgres/`).
+ *
+ * A backend's responsibilities:
+ * - schema and migrations; typed `ShadowStoreError`s for its failures (locked, full, corrupt: fail closed);
+ * - idempotent writes keyed by (session, seq): same hash unchanged, a new hash replaced (elision
+ *   and expiry cleared); session counters and both indexes kept in the same transaction;
+ * - reads by key and by `MessageFilter` (lineage segments, seq/time/role/tool filters; `filter.ts`
+ *   reads the filter for every backend), call partners, counts;
+ * - the two index lists (`searchIndex`: ranked by its own relevance within `rankWindow`, or newest
+ *   first) and per-term document frequencies up to a cap;
+ * - maintenance: retention usage and candidates (never rows a fork still sees), expiry, vacuum,
+ *   reindex with the store's analyzer, stats, integrity, write freeze, `assertInPlace`.
  */
 import type {
   AppendResult,
@@ -57,9 +67,15 @@ export interface IndexQuery extends MessageFilter {
   readonly rankWindow: number
   /** `rank` (default): bm25 over the newest `rankWindow` matches; `newest`: the newest matches, unscored. */
   readonly order?: 'rank' | 'newest'
-  /** Candidates only: leave `eventJson` empty (ranking needs the text; the winners are read in full). */
+  /**
+   * Candidates only: leave `eventJson` empty and cut `text` to its first CANDIDATE_TEXT_CHARS
+   * characters (ranking looks no further; the winners are read in full).
+   */
   readonly light?: boolean
 }
+
+/** Characters of a candidate's text a light read returns (what ranking and passages look at). */
+export const CANDIDATE_TEXT_CHARS = 256_000
 
 export interface IndexHit {
   readonly message: ShadowMessage
@@ -113,6 +129,9 @@ export interface ShadowBackend {
   readonly path: string
   readonly schemaVersion: number
   close(): Awaitable<void>
+  /** The store's own settings (schema-independent keys: the redaction policy, the analyzer version). */
+  meta(key: string): Awaitable<string | undefined>
+  setMeta(key: string, value: string): Awaitable<void>
 
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): Awaitable<void>
   getSession(sessionId: string): Awaitable<ShadowSession | undefined>
@@ -151,6 +170,19 @@ export interface ShadowBackend {
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>
+  /** A pass redacting the stored rows is due (the policy was turned on or changed) or was interrupted. */
+  redactionPending(): Awaitable<boolean>
+  markRedactionPending(): Awaitable<void>
+  /** Every row's hash is of its stored (redacted) form; false for a store from before that rule. */
+  rowHashesCurrent(): Awaitable<boolean>
+  /** A vacuum is owed (text was redacted in place and may linger in free space). */
+  vacuumDue(): Awaitable<boolean>
+  /** Redact every stored row, checkpoint footer and recall query in place (resumable); see the SQLite backend. */
+  redactStored(
+    redaction: { text(text: string): string; json(json: string): string; hash(storedJson: string): string },
+    analyze: (text: string) => { words: string; grams: string },
+    progress?: (done: number, total: number) => void,
+  ): Awaitable<{ rows: number; changed: number }>
   /** Refuse (or accept again) every write on this connection, e.g. during a backup. */
   setWritable(writable: boolean): Awaitable<void>
   /**

@@ -4,6 +4,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import { ShadowStoreError, type ShadowStoreErrorCode } from './errors.ts'
+import { displayLocation } from './postgres/connection.ts'
 import type { ShadowStore, ShadowStoreOptions } from './store.ts'
 
 type AsyncMethods<T> = {
@@ -32,7 +33,8 @@ export class ShadowStoreWorkerClient {
   private closed = false
 
   private constructor(path: string, worker: Worker) {
-    this.path = path
+    // what the store reports as its path: a connection string never with its password
+    this.path = displayLocation(path)
     this.worker = worker
     worker.on('message', (message: { id?: number; ok?: boolean; value?: unknown; error?: { name: string; code?: string; message: string } }) => {
       if (message.id === undefined) return
@@ -58,8 +60,13 @@ export class ShadowStoreWorkerClient {
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStoreApi & ShadowStoreWorkerClient> {
     const here = import.meta.url
     const script = new URL(here.endsWith('.ts') ? './worker.ts' : './worker.js', here)
-    const worker = new Worker(script, { workerData: { path, options }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
+    // a callback cannot cross to the worker: it reports progress as messages instead
+    const { onProgress, ...sendable } = options
+    const worker = new Worker(script, { workerData: { path, options: sendable }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
     const client = new ShadowStoreWorkerClient(path, worker)
+    worker.on('message', (message: { progress?: { task: 'redact' | 'reindex'; done: number; total: number } }) => {
+      if (message.progress !== undefined) onProgress?.(message.progress.task, message.progress.done, message.progress.total)
+    })
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: { ready?: boolean; error?: { name: string; code?: string; message: string } }): void => {
         if (message.ready !== true) return

@@ -1,8 +1,8 @@
 /**
  * Secret redaction before anything reaches the store file or its search index. Optional (off by
  * default): the model already saw these bytes, but a long-lived file on disk should not keep them.
- * A row keeps the hash of its original log event, so verification against the dsh log still
- * works; only the stored text and event JSON are redacted.
+ * Deterministic and idempotent, so a verifier redacts a log event the same way and compares hashes
+ * of the redacted form (see `rowHash`).
  */
 import { invalid } from './errors.ts'
 
@@ -21,23 +21,71 @@ interface Detector {
   readonly pattern: RegExp
 }
 
-/** Well-known credential shapes. Conservative: a false positive only hides text from search. */
+/*
+ * Every built-in pattern runs in linear time on any input: quantifiers that could rescan the rest
+ * of the text from each start are bounded, and a run that can only begin a match at its first
+ * character is anchored there with a lookbehind (`eyJ-eyJ-eyJ-…` tries one start, not one per
+ * repeat). Private keys are found by a scan (see `privateKeys`), not a lazy `[\s\S]*?`.
+ */
+/** Names under which a value is a secret (`password: …`, `{"api_key": …}`). */
+const SECRET_NAMES = '(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|client[_-]?secret)'
+
 const BUILTINS: readonly Detector[] = [
-  { kind: 'private-key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g },
   { kind: 'api-key', pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g },
   { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/g },
   { kind: 'aws-key', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   { kind: 'slack-token', pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/g },
   { kind: 'google-key', pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
   { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}/g },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: 'jwt', pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { kind: 'bearer', pattern: /\b[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g },
   {
     kind: 'secret',
-    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED:)[^\s"'`,;]{6,})/gi,
+    pattern: new RegExp(String.raw`\b${SECRET_NAMES}\b["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED:)[^\s"'\`,;]{6,})`, 'gi'),
   },
-  { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:(?<secret>[^\s/@]{3,})@/gi },
+  // scheme ≤ 32, user and password ≤ 1024 characters: each start looks a bounded way ahead
+  { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]{1,1024}:(?<secret>[^\s/@]{3,1024})@/gi },
 ]
+
+/** JSON keys whose string value is a secret whatever it looks like (`{"password": "…"}`). */
+const SECRET_KEY = new RegExp(`(?:^|[^a-z0-9])${SECRET_NAMES}$`, 'i')
+
+const KEY_BEGIN = /-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----/g
+const KEY_END = /-----END [A-Z ]{0,40}PRIVATE KEY-----/g
+/** The base64 body after a BEGIN line that has no END (output cut off mid-key). */
+const KEY_BODY = /[A-Za-z0-9+/=\r\n]*/y
+
+/**
+ * PEM private key blocks, BEGIN to END, in one left-to-right pass. Once a BEGIN has no END after
+ * it, no later one has either: the rest is searched for bodies only, never rescanned per header.
+ */
+function privateKeys(text: string): string {
+  if (!text.includes('PRIVATE KEY-----')) return text
+  const marker = '[REDACTED:private-key]'
+  let out = ''
+  let at = 0
+  let ends = true
+  KEY_BEGIN.lastIndex = 0
+  for (let begin = KEY_BEGIN.exec(text); begin !== null; begin = KEY_BEGIN.exec(text)) {
+    const bodyFrom = begin.index + begin[0].length
+    let stop: number
+    if (ends) {
+      KEY_END.lastIndex = bodyFrom
+      const end = KEY_END.exec(text)
+      if (end === null) ends = false
+      stop = end === null ? -1 : end.index + end[0].length
+    } else stop = -1
+    if (stop === -1) {
+      KEY_BODY.lastIndex = bodyFrom
+      KEY_BODY.exec(text)
+      stop = KEY_BODY.lastIndex
+    }
+    out += text.slice(at, begin.index) + marker
+    at = stop
+    KEY_BEGIN.lastIndex = stop
+  }
+  return out + text.slice(at)
+}
 
 /** Longest custom pattern source accepted. */
 const MAX_PATTERN_CHARS = 1_000
@@ -59,17 +107,22 @@ function compile(source: string, index: number): Detector {
 }
 
 export class Redactor {
+  /** The policy as given (validated): what a store saves and a verifier rebuilds. */
+  readonly options: RedactionOptions
   private readonly detectors: readonly Detector[]
+  private readonly builtins: boolean
 
   constructor(options: RedactionOptions = {}) {
     if (typeof options !== 'object' || options === null) throw invalid('redaction options must be an object')
     if (options.patterns !== undefined && !Array.isArray(options.patterns)) throw invalid('redaction patterns must be an array of strings')
+    this.options = { ...(options.builtins === undefined ? {} : { builtins: options.builtins }), ...(options.patterns === undefined ? {} : { patterns: [...options.patterns] }) }
+    this.builtins = options.builtins !== false
     this.detectors = [...(options.builtins === false ? [] : BUILTINS), ...(options.patterns ?? []).map(compile)]
   }
 
   /** The text with every detected secret replaced by `[REDACTED:<kind>]`. */
   text(text: string): string {
-    let out = text
+    let out = this.builtins ? privateKeys(text) : text
     for (const { kind, pattern } of this.detectors) {
       pattern.lastIndex = 0
       out = out.replace(pattern, (...args: unknown[]) => {
@@ -84,7 +137,10 @@ export class Redactor {
     return out
   }
 
-  /** A JSON document with every string value redacted (structure and keys kept, still valid JSON). */
+  /**
+   * A JSON document with every string redacted, keys included (a key can be a secret too), and
+   * every string under a secret-named key replaced whole. Structure kept, still valid JSON.
+   */
   json(json: string): string {
     let parsed: unknown
     try {
@@ -101,7 +157,15 @@ export class Redactor {
     if (typeof value === 'object' && value !== null) {
       // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
       const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
-      for (const [key, item] of Object.entries(value)) out[key] = this.value(item)
+      for (const [key, item] of Object.entries(value)) {
+        const redacted = this.text(key)
+        let name = redacted
+        // two keys redacted alike (or one redacted like a later real key) must not overwrite each other
+        for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${redacted}#${n}`
+        out[name] = this.builtins && typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key) && !item.startsWith('[REDACTED:')
+          ? '[REDACTED:secret]'
+          : this.value(item)
+      }
       return out
     }
     return value

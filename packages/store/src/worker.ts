@@ -18,7 +18,7 @@ let store: ShadowStore | undefined
 let openError: unknown
 
 try {
-  store = await ShadowStore.open(path, options)
+  store = await ShadowStore.open(path, { ...options, onProgress: (task, done, total) => port.postMessage({ progress: { task, done, total } }) })
 } catch (error) {
   openError = error
 }

@@ -1,33 +1,25 @@
-import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { hashEventJson, isShadowStoreError, sessionTag, ShadowStore, ShadowStoreError } from '../src/index.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/sqlite/schema.ts'
 import { message, tempDir } from './helpers.ts'
+import { TARGETS } from './targets.ts'
 
-describe('ShadowStore', () => {
-  let dir: ReturnType<typeof tempDir>
+// Every contract below runs against each backend: SQLite files and a real PostgreSQL server.
+describe.each(TARGETS)('ShadowStore on $name', target => {
   let store: ShadowStore
 
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
   beforeEach(async () => {
-    dir = tempDir()
-    store = await ShadowStore.open(join(dir.path, 'nested', 'shadow.db'))
+    store = await ShadowStore.open(target.location())
+    // the backend under test is the one named
+    expect(store.path.startsWith('postgres://')).toBe(target.name === 'postgres')
   })
   afterEach(async () => {
     await store.close()
-    dir.cleanup()
-  })
-
-  it('creates its folder 0700 and file 0600, and keeps them private on reopen', async () => {
-    const file = join(dir.path, 'nested', 'shadow.db')
-    expect(statSync(join(dir.path, 'nested')).mode & 0o777).toBe(0o700)
-    expect(statSync(file).mode & 0o777).toBe(0o600)
-    await store.append([message('s1', 4, 'hello')])
-    await store.close()
-    chmodSync(file, 0o644)
-    store = await ShadowStore.open(file)
-    expect(statSync(file).mode & 0o777).toBe(0o600)
   })
 
   it('writes each (session, seq) exactly once and replaces a row whose content changed', async () => {
@@ -271,95 +263,24 @@ describe('ShadowStore', () => {
     ])
     expect(result).toEqual({ missing: [9], mismatched: [7] })
   })
-})
 
-describe('ShadowStore on bad files', () => {
-  it('refuses a file that is not a database', async () => {
-    const dir = tempDir()
-    const file = join(dir.path, 'shadow.db')
-    writeFileSync(file, 'this is not sqlite at all, just text'.repeat(200))
-    await expect(ShadowStore.open(file)).rejects.toMatchObject({ code: 'CORRUPT' })
-    dir.cleanup()
-  })
-
-  it('refuses a foreign SQLite database and a newer schema', async () => {
-    const dir = tempDir()
-    const foreign = join(dir.path, 'foreign.db')
-    const db = new DatabaseSync(foreign)
-    db.exec('CREATE TABLE stuff (x)')
-    db.close()
-    await expect(ShadowStore.open(foreign)).rejects.toMatchObject({ code: 'CORRUPT' })
-    const newer = join(dir.path, 'newer.db')
-    const store = await ShadowStore.open(newer)
-    await store.close()
-    const raw = new DatabaseSync(newer)
-    raw.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    raw.close()
-    await expect(ShadowStore.open(newer)).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' })
-    dir.cleanup()
-  })
-
-  it('migrates a schema v1 store in place, keeping every row searchable and every call paired', async () => {
-    const dir = tempDir()
-    const file = join(dir.path, 'v1.db')
-    const raw = new DatabaseSync(file)
-    raw.exec(MIGRATIONS[0]!.sql)
-    // analyzer v0: the upgraded store rebuilds its indexes from the stored text
-    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '0')")
-    raw.exec("INSERT INTO sessions(session_id, tag, message_count, last_seq) VALUES ('s1', 'abcdef', 3, 3)")
-    const insert = raw.prepare('INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, tool_name, call_id, time, tokens, hash, event_json, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)')
-    insert.run('s1', 1, 'abcdef.1', 'assistant/message', 'assistant', 'model', 'grep read_file', 'c1 c2', 1, 'h1', '{}', Buffer.from('grep for retryBudget and read the config'))
-    insert.run('s1', 2, 'abcdef.2', 'tool/result', 'tool', 'tool', 'grep', 'c1', 2, 'h2', '{}', Buffer.from('src/gateway.ts:88 limit = 7'))
-    insert.run('s1', 3, 'abcdef.3', 'tool/result', 'tool', 'tool', 'read_file', 'c2', 3, 'h3', '{}', Buffer.from('timeout: 30s'))
-    raw.close()
-    const upgraded = await ShadowStore.open(file)
-    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
-    expect((await upgraded.read({ sessionId: 's1' })).map(row => [row.seq, row.expiredAt])).toEqual([[1, null], [2, null], [3, null]])
-    // both results of the two-call message find their call
-    const hits = (await upgraded.search('retryBudget limit', { sessionId: 's1' })).hits
-    expect(hits[0]!.message.seq).toBe(2)
-    expect(hits[0]!.call?.seq).toBe(1)
-    expect((await upgraded.search('timeout', { sessionId: 's1' })).hits[0]!.call?.seq).toBe(1)
-    await upgraded.append([message('s1', 4, 'written after the upgrade')])
-    expect((await upgraded.search('upgrade', { sessionId: 's1' })).hits).toHaveLength(1)
-    await upgraded.close()
-    dir.cleanup()
-  })
-
-  it('refuses a read-only open of an older schema with a typed error that says how to upgrade', async () => {
-    const dir = tempDir()
-    const file = join(dir.path, 'old.db')
-    const raw = new DatabaseSync(file)
-    raw.exec(MIGRATIONS[0]!.sql)
-    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '1')")
-    raw.close()
-    await expect(ShadowStore.open(file, { readOnly: true })).rejects.toMatchObject({ code: 'SCHEMA_TOO_OLD' })
-    await (await ShadowStore.open(file)).close()
-    const upgraded = await ShadowStore.open(file, { readOnly: true })
-    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
-    await upgraded.close()
-    dir.cleanup()
-  })
-
-  it('reports a missing file when opened read-only, and a read-only file as unavailable for writes', async () => {
-    const dir = tempDir()
-    await expect(ShadowStore.open(join(dir.path, 'absent.db'), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
-    const file = join(dir.path, 'ro.db')
-    const store = await ShadowStore.open(file)
-    await store.append([message('s1', 1, 'x')])
-    await store.close()
+  it('reports a missing store when opened read-only, and a read-only store as unavailable for writes', async () => {
+    await expect(ShadowStore.open(target.location(), { readOnly: true })).rejects.toMatchObject({ code: 'NOT_FOUND' })
+    const file = target.location()
+    const writer = await ShadowStore.open(file)
+    await writer.append([message('s1', 1, 'x')])
+    await writer.close()
     const reader = await ShadowStore.open(file, { readOnly: true })
     expect((await reader.read({ sessionId: 's1' })).length).toBe(1)
     await expect(reader.append([message('s1', 2, 'y')])).rejects.toMatchObject({ code: 'UNAVAILABLE' })
     expect((await reader.read({ sessionId: 's1' })).length).toBe(1)
     await reader.close()
     await expect(reader.stats()).rejects.toMatchObject({ code: 'CLOSED' })
-    dir.cleanup()
   })
 
-  it('redacts secrets from stored text, event JSON and the index, and still verifies against the original', async () => {
-    const dir = tempDir()
-    const redacting = await ShadowStore.open(join(dir.path, 'redacted.db'), { redact: { patterns: ['/acme-[0-9a-f]{12}/i', 'pin=(?<secret>[0-9]{4})'] } })
+  it('redacts secrets from stored text, event JSON and the index, and still verifies against the redacted original', async () => {
+    const location = target.location()
+    const redacting = await ShadowStore.open(location, { redact: { patterns: ['/acme-[0-9a-f]{12}/i', 'pin=(?<secret>[0-9]{4})'] } })
     const secretText = [
       'export DEEPSEEK_API_KEY=sk-0123456789abcdefABCDEF0123',
       'curl -H "Authorization: Bearer abcdefghijklmnop.qrstuvwx" https://user:hunter22@db.internal:5432/app',
@@ -379,38 +300,28 @@ describe('ShadowStore on bad files', () => {
     expect(stored!.text).toContain('pin=[REDACTED:custom]')
     expect(stored!.text).toContain('port 5433')
     expect(JSON.parse(stored!.eventJson).data.content[0].text).toBe(stored!.text)
-    // the row still answers for the original log event
-    expect(stored!.hash).toBe(hashEventJson(row.eventJson))
-    expect(await redacting.confirm('s1', [{ seq: 1, hash: hashEventJson(row.eventJson) }])).toEqual({ missing: [], mismatched: [] })
+    // the row answers for the original log event, redacted alike (its hash is of the stored form)
+    expect(stored!.hash).toBe(hashEventJson(stored!.eventJson))
+    expect(await redacting.confirm('s1', [{ seq: 1, hash: redacting.hashOf(row.eventJson) }])).toEqual({ missing: [], mismatched: [] })
     expect(await redacting.append([row])).toEqual({ written: 0, unchanged: 1, replaced: 0 })
     await redacting.close()
     // the policy lives in the store: a later writer without the option (the CLI's repair) applies it too
-    const later = await ShadowStore.open(join(dir.path, 'redacted.db'))
+    const later = await ShadowStore.open(location)
     await later.append([message('s1', 2, 'token=sk-abcdefghijklmnopqrstuvwx and pin=4321')])
     expect((await later.messageAt('s1', 2))!.text).toBe('token=[REDACTED:api-key] and pin=[REDACTED:custom]')
     await later.close()
-    const off = await ShadowStore.open(join(dir.path, 'redacted.db'), { redact: false })
+    const off = await ShadowStore.open(location, { redact: false })
     await off.append([message('s1', 3, 'pin=4321')])
     expect((await off.messageAt('s1', 3))!.text).toBe('pin=4321')
     await off.close()
+    const bad = target.location()
     for (const patterns of [['('], [''], ['a*'], [42]]) {
-      await expect(ShadowStore.open(join(dir.path, 'bad.db'), { redact: { patterns: patterns as string[] } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+      await expect(ShadowStore.open(bad, { redact: { patterns: patterns as string[] } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     }
-    expect(existsSync(join(dir.path, 'bad.db'))).toBe(false)
-    dir.cleanup()
+    expect(await target.exists(bad)).toBe(false)
   })
 
   describe('retention', () => {
-    let dir: ReturnType<typeof tempDir>
-    let store: ShadowStore
-    beforeEach(async () => {
-      dir = tempDir()
-      store = await ShadowStore.open(join(dir.path, 'retention.db'))
-    })
-    afterEach(async () => {
-      await store.close()
-      dir.cleanup()
-    })
     const HOUR = 3_600_000
     const t0 = Date.UTC(2026, 9, 1)
     /** Two sessions of one workspace: s1 with checkpoints c1 (oldest) and c2 and 10 live rows; s2 with c1. */
@@ -501,6 +412,91 @@ describe('ShadowStore on bad files', () => {
       }
       expect(await store.stats()).toEqual(before)
     })
+  })
+
+})
+
+describe('ShadowStore on SQLite files', () => {
+  it('creates its folder 0700 and file 0600, and keeps them private on reopen', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'nested', 'shadow.db')
+    let store = await ShadowStore.open(file)
+    expect(statSync(join(dir.path, 'nested')).mode & 0o777).toBe(0o700)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    await store.append([message('s1', 4, 'hello')])
+    await store.close()
+    chmodSync(file, 0o644)
+    store = await ShadowStore.open(file)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    await store.close()
+    dir.cleanup()
+  })
+
+  it('refuses a file that is not a database', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'shadow.db')
+    writeFileSync(file, 'this is not sqlite at all, just text'.repeat(200))
+    await expect(ShadowStore.open(file)).rejects.toMatchObject({ code: 'CORRUPT' })
+    dir.cleanup()
+  })
+
+  it('refuses a foreign SQLite database and a newer schema', async () => {
+    const dir = tempDir()
+    const foreign = join(dir.path, 'foreign.db')
+    const db = new DatabaseSync(foreign)
+    db.exec('CREATE TABLE stuff (x)')
+    db.close()
+    await expect(ShadowStore.open(foreign)).rejects.toMatchObject({ code: 'CORRUPT' })
+    const newer = join(dir.path, 'newer.db')
+    const store = await ShadowStore.open(newer)
+    await store.close()
+    const raw = new DatabaseSync(newer)
+    raw.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    raw.close()
+    await expect(ShadowStore.open(newer)).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' })
+    dir.cleanup()
+  })
+
+  it('migrates a schema v1 store in place, keeping every row searchable and every call paired', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'v1.db')
+    const raw = new DatabaseSync(file)
+    raw.exec(MIGRATIONS[0]!.sql)
+    // analyzer v0: the upgraded store rebuilds its indexes from the stored text
+    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '0')")
+    raw.exec("INSERT INTO sessions(session_id, tag, message_count, last_seq) VALUES ('s1', 'abcdef', 3, 3)")
+    const insert = raw.prepare('INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, tool_name, call_id, time, tokens, hash, event_json, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)')
+    insert.run('s1', 1, 'abcdef.1', 'assistant/message', 'assistant', 'model', 'grep read_file', 'c1 c2', 1, 'h1', '{}', Buffer.from('grep for retryBudget and read the config'))
+    insert.run('s1', 2, 'abcdef.2', 'tool/result', 'tool', 'tool', 'grep', 'c1', 2, 'h2', '{}', Buffer.from('src/gateway.ts:88 limit = 7'))
+    insert.run('s1', 3, 'abcdef.3', 'tool/result', 'tool', 'tool', 'read_file', 'c2', 3, 'h3', '{}', Buffer.from('timeout: 30s'))
+    raw.close()
+    const upgraded = await ShadowStore.open(file)
+    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    expect((await upgraded.read({ sessionId: 's1' })).map(row => [row.seq, row.expiredAt])).toEqual([[1, null], [2, null], [3, null]])
+    // both results of the two-call message find their call
+    const hits = (await upgraded.search('retryBudget limit', { sessionId: 's1' })).hits
+    expect(hits[0]!.message.seq).toBe(2)
+    expect(hits[0]!.call?.seq).toBe(1)
+    expect((await upgraded.search('timeout', { sessionId: 's1' })).hits[0]!.call?.seq).toBe(1)
+    await upgraded.append([message('s1', 4, 'written after the upgrade')])
+    expect((await upgraded.search('upgrade', { sessionId: 's1' })).hits).toHaveLength(1)
+    await upgraded.close()
+    dir.cleanup()
+  })
+
+  it('refuses a read-only open of an older schema with a typed error that says how to upgrade', async () => {
+    const dir = tempDir()
+    const file = join(dir.path, 'old.db')
+    const raw = new DatabaseSync(file)
+    raw.exec(MIGRATIONS[0]!.sql)
+    raw.exec("INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('analyzer_version', '1')")
+    raw.close()
+    await expect(ShadowStore.open(file, { readOnly: true })).rejects.toMatchObject({ code: 'SCHEMA_TOO_OLD' })
+    await (await ShadowStore.open(file)).close()
+    const upgraded = await ShadowStore.open(file, { readOnly: true })
+    expect((await upgraded.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    await upgraded.close()
+    dir.cleanup()
   })
 
   it('fails a write cleanly when the disk is full and keeps what was stored', async () => {

@@ -62,16 +62,16 @@ export interface CodingSessionOptions {
   readonly plantFacts?: boolean
 }
 
-const FILES = [
+export const FILES = [
   'src/server/routes.ts', 'src/server/middleware/auth.ts', 'src/db/pool.ts', 'src/db/migrations/0007_orders.sql',
   'src/jobs/scheduler.ts', 'src/cache/redis.ts', 'src/api/orders.ts', 'src/api/users.ts', 'src/lib/retry.ts',
   'src/lib/logger.ts', 'test/orders.spec.ts', 'test/pool.spec.ts', 'package.json', 'tsconfig.json', 'docker-compose.yml',
 ]
-const FUNCTIONS = [
+export const FUNCTIONS = [
   'handleRequestTimeout', 'createOrder', 'refundPayment', 'acquireConnection', 'scheduleNightlyJob', 'parseAuthHeader',
   'withRetry', 'invalidateCache', 'serializeInvoice', 'validateCoupon', 'listUsers', 'rotateSigningKey',
 ]
-const ERRORS = [
+export const ERRORS = [
   'ECONNREFUSED 127.0.0.1:5432', 'TypeError: Cannot read properties of undefined (reading \'id\')', 'ETIMEDOUT after 30000ms',
   'duplicate key value violates unique constraint "orders_pkey"', 'Error: jwt expired', 'RangeError: Maximum call stack size exceeded',
 ]
@@ -117,11 +117,11 @@ function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (_, key: string) => values[key] ?? key)
 }
 
-function pick<T>(random: () => number, items: readonly T[]): T {
+export function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)]!
 }
 
-function codeBlock(random: () => number, file: string, fn: string, chars: number): string {
+export function codeBlock(random: () => number, file: string, fn: string, chars: number): string {
   const lines = [`// ${file}`, `import { withRetry } from '../lib/retry'`, `import { logger } from '../lib/logger'`, '']
   let index = 0
   while (lines.join('\n').length < chars) {
@@ -145,7 +145,7 @@ function codeBlock(random: () => number, file: string, fn: string, chars: number
   return lines.join('\n').slice(0, chars)
 }
 
-function testLog(random: () => number, file: string, chars: number, failing: boolean): string {
+export function testLog(random: () => number, file: string, chars: number, failing: boolean): string {
   const lines = [`$ npx vitest run ${file}`, '']
   let count = 0
   while (lines.join('\n').length < chars) {
@@ -158,7 +158,7 @@ function testLog(random: () => number, file: string, chars: number, failing: boo
   return lines.join('\n').slice(0, Math.max(chars, 200))
 }
 
-function bigLog(random: () => number, chars: number): string {
+export function bigLog(random: () => number, chars: number): string {
   const parts: string[] = []
   let size = 0
   let line = 0

@@ -15,7 +15,7 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import z from '@deepseek-ai/schemastery'
-import { type CapturedEvent, type CheckpointInput, failpoint, hashEventJson, type IngestOp, type IngestReport, type RetentionPolicy, type RetentionReport, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -69,7 +69,7 @@ export const ShadowRetentionConfigSchema: z<ShadowRetentionConfig> = z.object({
 
 export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   home: z.string().description('dsh home; default $DSH_HOME, then ~/.dsh'),
-  path: z.string().description('store file; relative paths stay inside the dsh home'),
+  path: z.string().description('store file (relative paths stay inside the dsh home), or a postgres:// connection string'),
   worker: z.boolean().default(true).description('host the store in a worker thread'),
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
@@ -123,6 +123,48 @@ type QueueItem =
   | { readonly kind: 'event'; readonly session: Session; readonly event: SessionEvent; readonly turn: number | null; readonly step: number | null; readonly toolName: string | null }
   | { readonly kind: 'op'; readonly op: IngestOp; readonly weight: number }
 
+interface WeightedOp {
+  readonly op: IngestOp
+  readonly weight: number
+}
+
+interface SessionBatch {
+  readonly ops: IngestOp[]
+  weight: number
+}
+
+/** The session an op writes for (a session op registers that session). */
+function opSession(op: IngestOp): string {
+  switch (op.op) {
+    case 'session':
+      return op.session.sessionId
+    case 'reconcile':
+      return op.sessionId
+    case 'checkpoint':
+      return op.checkpoint.sessionId
+    case 'events':
+      return op.events[0]?.sessionId ?? ''
+  }
+}
+
+/** Ops in order, an events op split by session, each tagged with the session it writes for. */
+function splitBySession(ops: readonly WeightedOp[]): Array<WeightedOp & { readonly sessionId: string }> {
+  const out: Array<WeightedOp & { readonly sessionId: string }> = []
+  for (const { op, weight } of ops) {
+    if (op.op !== 'events') {
+      out.push({ op, weight, sessionId: opSession(op) })
+      continue
+    }
+    const bySession = new Map<string, CapturedEvent[]>()
+    for (const event of op.events) {
+      const list = bySession.get(event.sessionId)
+      if (list === undefined) bySession.set(event.sessionId, [event])
+      else list.push(event)
+    }
+    for (const [sessionId, events] of bySession) out.push({ op: { op: 'events', events }, weight: events.length, sessionId })
+  }
+  return out
+}
 
 interface SessionState {
   readonly cursor: CaptureCursor
@@ -135,7 +177,7 @@ const REOPEN_INTERVAL_MS = 500
 // One store connection per file and process, shared by every capture (host row, presets).
 const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
 
-type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact'>
+type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact' | 'onProgress'>
 
 async function acquireStore(path: string, worker: boolean, options: StoreOpenOptions): Promise<ShadowStoreApi> {
   const entry = shared.get(path)
@@ -195,11 +237,14 @@ export class ShadowCapture extends Service {
   private lastSuccess = 0
   private readonly states = new WeakMap<Session, SessionState>()
   private queue: QueueItem[] = []
-  private retry: IngestOp[] = []
-  private retryWeight = 0
+  /** Failed batches kept for retry, per session (in first-failed order). */
+  private readonly retry = new Map<string, SessionBatch>()
   private chain: Promise<void> = Promise.resolve()
   private scheduled: NodeJS.Timeout | undefined
   private stopped = false
+  /** The store's redaction policy (this capture's config owns it), for what is derived outside the store. */
+  private readonly redactor: Redactor | undefined
+  private readonly tags = new Map<string, string>()
 
   constructor(ctx: Context, config: ShadowCaptureConfig = {}) {
     super(ctx, 'shadowCapture')
@@ -217,6 +262,8 @@ export class ShadowCapture extends Service {
       ...(resolved.retention === undefined ? {} : { retention: resolved.retention }),
     }
     this.path = resolveStorePath(resolved.path, resolved.home)
+    const redaction = this.redactionPolicy()
+    this.redactor = redaction === false ? undefined : new Redactor(redaction)
     // The service is provided at once and the store opens behind it: events queue meanwhile.
     // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
     this.opening = this.open()
@@ -249,13 +296,61 @@ export class ShadowCapture extends Service {
     for (const session of ctx.sessions.list()) this.track(session)
   }
 
+  /** The capture's config owns the store's redaction policy (the CLI and other openers follow it). */
+  private redactionPolicy(): RedactionOptions | false {
+    return this.config.redact || this.config.redactPatterns.length > 0 ? { patterns: this.config.redactPatterns } : false
+  }
+
+  /**
+   * Text as the store would keep it: redacted when redaction is on. Whatever is derived from
+   * messages outside the store (checkpoint digests, rollups, summaries) goes through this, so a
+   * secret the store redacts never comes back in a checkpoint.
+   */
+  redactText(text: string): string {
+    return this.redactor === undefined ? text : this.redactor.text(text)
+  }
+
+  /** A log event with every string redacted as the store redacts its event JSON (the same event when off). */
+  redactEvent<T extends SessionEvent>(event: T): T {
+    return this.redactor === undefined ? event : JSON.parse(this.redactor.json(JSON.stringify(event))) as T
+  }
+
+  /**
+   * The session's tag as the store assigned it (longer than the default after a tag collision),
+   * for checkpoint ids and footers. Falls back to the default tag when the store cannot answer:
+   * such a pass fails its write-ahead check anyway.
+   */
+  async tag(sessionId: string): Promise<string> {
+    try {
+      await this.flush().catch(() => undefined)
+      const tag = (await (await this.opened()).session(sessionId))?.tag
+      if (tag !== undefined) this.tags.set(sessionId, tag)
+      return tag ?? sessionTag(sessionId)
+    } catch {
+      return sessionTag(sessionId)
+    }
+  }
+
+  /** The tag last learned from the store for this session, else the default one (no waiting). */
+  knownTag(sessionId: string): string {
+    return this.tags.get(sessionId) ?? sessionTag(sessionId)
+  }
+
   private open(): Promise<ShadowStoreApi> {
+    let lastProgress = 0
     const options: StoreOpenOptions = {
       synchronous: this.config.synchronous,
       busyTimeoutMs: this.config.busyTimeoutMs,
       ...(this.config.maxBytes === undefined ? {} : { maxBytes: this.config.maxBytes }),
-      // the capture's config owns the store's policy (the CLI and other openers follow it)
-      redact: this.config.redact || this.config.redactPatterns.length > 0 ? { patterns: this.config.redactPatterns } : false,
+      redact: this.redactionPolicy(),
+      // turning redaction on rewrites the rows already stored; say how far it got
+      onProgress: (task, done, total) => {
+        if (task !== 'redact') return
+        const now = Date.now()
+        if (done < total && now - lastProgress < 5_000) return
+        lastProgress = now
+        this.ctx.logger.info(`Shadow Context: redacting stored messages, ${done} of ${total}`)
+      },
     }
     this.lastOpenAttempt = Date.now()
     const attempt = acquireStore(this.path, this.config.worker, options).then(api => {
@@ -386,53 +481,70 @@ export class ShadowCapture extends Service {
     }
     const items = this.queue
     this.queue = []
-    const ops: IngestOp[] = []
-    let weight = 0
+    const ops: WeightedOp[] = []
     let events: CapturedEvent[] = []
+    const flushEvents = (): void => {
+      if (events.length > 0) ops.push({ op: { op: 'events', events }, weight: events.length })
+      events = []
+    }
     for (const item of items) {
       if (item.kind === 'event') {
         events.push(captureEvent(item.session.id, item.event, item, item.toolName))
-        weight += 1
         continue
       }
-      if (events.length > 0) ops.push({ op: 'events', events })
-      events = []
-      ops.push(item.op)
-      weight += item.weight
+      flushEvents()
+      ops.push({ op: item.op, weight: item.weight })
     }
-    if (events.length > 0) ops.push({ op: 'events', events })
-    const run = this.chain.then(() => this.write(ops, weight))
+    flushEvents()
+    const run = this.chain.then(() => this.write(ops))
     // A failed write must not block later ones; the caller of this drain still sees the failure.
     this.chain = run.catch(() => undefined)
     return run
   }
 
-  private async write(ops: IngestOp[], weight: number): Promise<void> {
-    const batch = this.retry.length > 0 ? [...this.retry, ...ops] : ops
-    const batchWeight = this.retryWeight + weight
-    if (batch.length === 0) return
+  /**
+   * Write each session's ops as its own batch, in first-seen order: a session the store refuses
+   * (a hostile id, a conflict) keeps only its own ops for retry and never holds up another's.
+   */
+  private async write(ops: readonly WeightedOp[]): Promise<void> {
+    const batches = new Map<string, SessionBatch>()
+    for (const [sessionId, retry] of this.retry) batches.set(sessionId, { ops: [...retry.ops], weight: retry.weight })
+    this.retry.clear()
+    for (const entry of splitBySession(ops)) {
+      const batch = batches.get(entry.sessionId) ?? { ops: [], weight: 0 }
+      batch.ops.push(entry.op)
+      batch.weight += entry.weight
+      batches.set(entry.sessionId, batch)
+    }
+    let failed: unknown
+    for (const [sessionId, batch] of batches) {
+      try {
+        await this.writeBatch(sessionId, batch)
+      } catch (error) {
+        failed ??= error
+      }
+    }
+    if (failed !== undefined) throw failed
+  }
+
+  private async writeBatch(sessionId: string, batch: SessionBatch): Promise<void> {
+    if (batch.ops.length === 0) return
     try {
       failpoint('capture.before-write')
-      this.count(await (await this.opened()).ingest(batch))
+      this.count(await (await this.opened()).ingest(batch.ops))
       failpoint('capture.after-write')
-      this.retry = []
-      this.retryWeight = 0
       this.health.batches += 1
       this.lastSuccess = Date.now()
-      this.health.pending = Math.max(0, this.health.pending - batchWeight)
+      this.health.pending = Math.max(0, this.health.pending - batch.weight)
     } catch (error) {
       this.health.failures += 1
       const failure = failureOf(error)
       this.health.lastFailure = failure
       // Keep the batch for the next attempt, within bounds; past them the log reconciles later.
-      if (batchWeight <= this.config.retryLimit) {
-        this.retry = batch
-        this.retryWeight = batchWeight
-      } else {
-        this.retry = []
-        this.retryWeight = 0
-        this.health.pending = Math.max(0, this.health.pending - batchWeight)
-      }
+      // A refused input is refused again: it is reported, not retried.
+      const retried = [...this.retry.values()].reduce((sum, entry) => sum + entry.weight, 0)
+      if (failure.code !== 'INVALID_INPUT' && retried + batch.weight <= this.config.retryLimit) this.retry.set(sessionId, batch)
+      else this.health.pending = Math.max(0, this.health.pending - batch.weight)
       if (error !== this.openFailure) this.reportFailure(undefined, failure)
       throw error
     }
@@ -490,7 +602,8 @@ export class ShadowCapture extends Service {
    * event up by seq (the engine's log index): `session.events` copies the whole log.
    */
   async confirm(session: Session, seqs: readonly number[], event?: (seq: number) => SessionEvent | undefined): Promise<ConfirmResult> {
-    await this.flush()
+    // another session's refused batch is no reason to refuse this one: the check below decides
+    await this.flush().catch(() => undefined)
     try {
       return await this.confirmIn(await this.opened(), session, seqs, event)
     } catch (error) {
@@ -513,7 +626,7 @@ export class ShadowCapture extends Service {
         event = undefined
       }
       if (event === undefined || event.seq !== seq) throw new ShadowStoreError('INVALID_INPUT', `session ${session.id} has no event at seq ${seq}`)
-      return { seq, hash: hashEventJson(JSON.stringify(event)) }
+      return { seq, hash: rowHash(JSON.stringify(event), this.redactor) }
     })
     const first = await store.confirm(session.id, entries)
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }

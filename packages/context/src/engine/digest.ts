@@ -38,14 +38,22 @@ export function tokensOf(text: string): number {
   return Math.ceil(text.length / 4)
 }
 
-const PATH = /(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+\.[A-Za-z0-9]{1,8}\b|\b[\w-]+\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
-const IDENTIFIER = /\b(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z0-9]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g
-const ERROR_LINE = /(?:[A-Z][A-Za-z]*Error\b[^\n]{0,100}|\bE[A-Z]{3,}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
+// Every pattern below starts only where a run begins (lookbehind or \b) and bounds each repeat, so a
+// tool output of one huge token costs linear time, not a rescan of the rest from every start.
+const PATH = /(?<![\w@./-])(?:\.{0,2}\/)?(?:[\w@.-]{1,96}\/){1,24}[\w@-]{1,96}(?:\.[\w@-]{1,32}){0,4}\.[A-Za-z0-9]{1,8}\b|(?<![\w.-])[\w-]{1,96}\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
+const IDENTIFIER = /\b(?:[a-z]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[A-Z][a-z0-9]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z0-9]{1,64}(?:_[a-z0-9]{1,64}){1,16}|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16})\b/g
+const ERROR_LINE = /(?:\b[A-Z][A-Za-z]{0,60}Error\b[^\n]{0,100}|\bE[A-Z]{3,32}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
 /**
  * Literal anchors: key=value, header names, versions and addresses, ids with digits, and (in the
  * conversation's own words) numbers of 3+ digits.
  */
-const ANCHOR = /\b(?:[A-Za-z][\w.-]*=[\w.:/-]+|X-[A-Za-z-]+|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|v?\d+\.\d+\.\d+|[A-Za-z]+[-_]?\d[\w-]*\d[\w-]*|\d{3,})\b/g
+const ANCHOR = /\b(?:[A-Za-z][\w.-]{0,63}=[\w.:/-]{1,128}|X-[A-Za-z-]{1,64}|\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?|v?\d{1,9}\.\d{1,9}\.\d{1,9}|[A-Za-z]{1,64}[-_]?\d[\w-]{0,64}|\d{3,32})\b/g
+// An id anchor (letters, a digit, more) must hold a second digit after its first; checked here so the pattern stays unambiguous.
+const ID_FORM = /^[A-Za-z]+[-_]?\d([\w-]*)$/
+const isAnchor = (value: string): boolean => {
+  const id = ID_FORM.exec(value)
+  return id === null || /\d/.test(id[1] ?? '')
+}
 const BARE_NUMBER = /^\d+$/
 
 const clip = (text: string, max: number): string => {
@@ -148,7 +156,7 @@ export function composeDigest(input: DigestInput): Digest {
     for (const match of text.matchAll(PATH)) paths.push({ value: match[0], weight: match[0].includes('/') ? 1 : 0 })
     for (const match of text.matchAll(IDENTIFIER)) identifiers.push({ value: match[0], weight })
     for (const match of text.matchAll(ANCHOR)) {
-      if (BARE_NUMBER.test(match[0]) && !prose) continue
+      if (!isAnchor(match[0]) || (BARE_NUMBER.test(match[0]) && !prose)) continue
       anchors.push({ value: match[0], weight: BARE_NUMBER.test(match[0]) ? weight : weight + 1 })
     }
     if (event.type === 'user/message') {
@@ -206,7 +214,8 @@ export function composeDigest(input: DigestInput): Digest {
   // middle turns (their lines are in the originals).
   const budget = Math.max(16, input.maxTokens)
   let body = ''
-  outer: for (const quote of [120, 80, 56, 40]) {
+  // The user's words first in full (decisions, open items and changed values live there), then shorter.
+  outer: for (const quote of [320, 200, 120, 80, 56, 40]) {
     for (const limit of [6, 4, 3]) {
       body = [header, ...turns.map(turn => turnLine(turn, quote)), ...lists(limit)].join('\n')
       if (tokensOf(body) <= budget) break outer
@@ -298,6 +307,28 @@ function mergeEntries(a: IndexEntry, b: IndexEntry, keep: number): IndexEntry {
   }
 }
 
+/** Label of the index lines that keep the user's newest asks (the task state a rollup would lose). */
+const ASKED = 'Asked'
+/** User asks an index keeps verbatim (clipped), newest first. */
+export const INDEX_ASKS = 3
+const ASK_LINE = /^Asked t(\d+): "(.*)"$/
+const DIGEST_ASK = /^- t(\d+) "(.*?)"(?: → |$)/
+
+/**
+ * The newest user asks among folded checkpoints (their turn lines) and earlier indexes (their
+ * Asked lines): where the request, decisions and open items were stated, newest first.
+ */
+function newestAsks(texts: readonly string[]): Array<{ turn: number; text: string }> {
+  const found = new Map<number, string>()
+  for (const text of texts) {
+    for (const line of text.split('\n')) {
+      const match = ASK_LINE.exec(line) ?? DIGEST_ASK.exec(line)
+      if (match !== null && match[2]!.length > 1) found.set(Number(match[1]), clip(match[2]!, 200))
+    }
+  }
+  return [...found.entries()].toSorted(([a], [b]) => b - a).slice(0, INDEX_ASKS).map(([turn, text]) => ({ turn, text }))
+}
+
 /** Lines an index keeps at most; beyond that, its two oldest lines merge (coarser, never dropped). */
 export const INDEX_MAX_LINES = 6
 
@@ -324,12 +355,14 @@ export function composeRollup(input: { checkpointId: string; folded: ReadonlyArr
   }
   if (run !== undefined) entries.push(run)
   while (entries.length > INDEX_MAX_LINES) entries = [mergeEntries(entries[0]!, entries[1]!, 4), ...entries.slice(2)]
+  const asks = newestAsks(input.folded.map(item => item.text))
   const first = entries[0]
   const last = entries.at(-1)
   const span = first?.turns !== null && last?.turns !== null && first !== undefined && last !== undefined ? ` · turns ${first.turns![0]}–${last.turns![1]}` : ''
   return [
     `[Shadow Context index ${input.checkpointId}${span}]`,
     ...entries.map(formatIndexEntry),
+    ...asks.map(ask => `${ASKED} t${ask.turn}: "${ask.text}"`),
     'Originals of every checkpoint above are stored verbatim: shadow_read {"checkpoint":"<id>"} · shadow_search {"query":"…"}',
   ].join('\n')
 }

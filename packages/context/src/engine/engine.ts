@@ -26,7 +26,7 @@ import {
 import type { CommandId } from '@deepseek-ai/dsh-commands/brand'
 import { BlockAssembler, CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorChain, type ContentBlock, type TokenUsage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
-import { checkpointId as makeCheckpointId, failpoint, sessionTag } from '@dsh-shadow/store'
+import { checkpointId as makeCheckpointId, failpoint, parseCheckpointTag, sessionTag } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
 import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
@@ -332,8 +332,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
     return result
   }
 
-  private nextId(session: Session): string {
-    return makeCheckpointId(sessionTag(session.id), this.logs.for(session).compactionCount() + 1)
+  /** The next checkpoint id; the tag is the store's (it may be longer after a tag collision). */
+  private nextId(session: Session, tag: string = this.ctx.shadowCapture.knownTag(session.id)): string {
+    return makeCheckpointId(tag, this.logs.for(session).compactionCount() + 1)
   }
 
   /**
@@ -359,7 +360,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
       if (openTurn === null) throw new Error('automatic compaction needs an open turn')
       owner = openTurn
     }
-    const compactionId = CompactionId(this.nextId(session))
+    const compactionId = CompactionId(this.nextId(session, await this.ctx.shadowCapture.tag(session.id)))
     const lifecycle = { compactionId, turn: owner, ...(options.sourceCommandId === undefined ? {} : { sourceCommandId: options.sourceCommandId }) }
     const surfaceBefore = session.surface.nodes.join(',')
     // A digest or rollup is pure code: build it first, and skip a pass that would not shrink
@@ -454,24 +455,26 @@ export class ShadowCompactionEngine extends CompactionEngine {
   private async build(agent: CompactionAgentContext, prepared: Prepared, compactionId: string, signal?: AbortSignal): Promise<Built> {
     const { session } = prepared
     const log = this.logs.for(session)
-    const tag = sessionTag(session.id)
+    const tag = parseCheckpointTag(compactionId) ?? sessionTag(session.id)
+    // everything a checkpoint says is derived from text as the store keeps it (redacted when on)
+    const redact = (text: string): string => this.ctx.shadowCapture.redactText(text)
     if (prepared.kind === 'rollup') {
       const folded = prepared.shadowedSeqs.map(seq => {
         const event = log.event(seq)
         const source = event.type === 'user/message' ? event.data.source : undefined
         const id = source !== undefined && isCompactCheckpointSource(source) ? String((source as { compactionId?: unknown }).compactionId) : `seq ${seq}`
         const text = event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : ''
-        return { checkpointId: id, text }
+        return { checkpointId: id, text: redact(text) }
       })
       const text = composeRollup({ checkpointId: compactionId, folded })
       return { content: [{ type: 'text', text }], footer: text.slice(text.lastIndexOf('\n') + 1), provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
     }
     const positions = log.positionsOf(prepared.shadowedSeqs)
-    const messages: DigestMessage[] = prepared.shadowedSeqs.map(seq => positions.get(seq)!)
+    const messages: DigestMessage[] = prepared.shadowedSeqs.map(seq => positions.get(seq)!).map(message => ({ ...message, event: this.ctx.shadowCapture.redactEvent(message.event) }))
     if (prepared.kind === 'state') {
       const checkpoints = prepared.nodes.filter(node => node.checkpoint && node.mutable !== true).map(node => {
         const event = log.event(node.seq)
-        return event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : ''
+        return redact(event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : '')
       })
       const state = composeState({ checkpointId: compactionId, tag, messages, checkpoints, maxTokens: this.config.stateTokens })
       return { content: [{ type: 'text', text: state.text }], footer: state.footer, provider: SHADOW_ENGINE, model: STATE_MODEL }
@@ -512,9 +515,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
     if (finish.kind === 'error' || finish.kind === 'aborted') throw new CompactionRefused(`llm summary failed: ${finish.failure.message}`)
     if (finish.kind === 'max-tokens') throw new CompactionRefused('llm summary hit its token cap')
     const rawOutput = assembler.blocks()
-    const prose = rawOutput.filter(block => block.type === 'text').map(block => block.text).join('\n').trim()
+    const prose = this.ctx.shadowCapture.redactText(rawOutput.filter(block => block.type === 'text').map(block => block.text).join('\n').trim())
     if (prose.length === 0) throw new CompactionRefused('llm summary was empty')
-    const footer = composeFooter({ checkpointId: compactionId, tag: sessionTag(session.id), messages })
+    const footer = composeFooter({ checkpointId: compactionId, tag: parseCheckpointTag(compactionId) ?? sessionTag(session.id), messages })
     const text = `[Shadow Context checkpoint ${compactionId}]\n${prose}\n${footer}`
     return {
       content: [{ type: 'text', text }],

@@ -6,13 +6,16 @@
  */
 /// <reference types="@deepseek-ai/dsh-session-projection" />
 import type { Context } from '@deepseek-ai/cordis'
-import { shadowContextProjection } from './unit.ts'
+import type { ShadowCapture } from '../capture/service.ts'
+import { projectionUnit } from './unit.ts'
 
 export const ShadowProjection = {
   name: 'shadow-context-projection',
   apply(ctx: Context): void {
     ctx.inject(['sessionProjections'], projectionCtx => {
-      projectionCtx.sessionProjections.register(shadowContextProjection)
+      // the capture of this composition, when there is one, owns the redaction policy
+      const capture = (): ShadowCapture | undefined => ctx.get('shadowCapture') as ShadowCapture | undefined
+      projectionCtx.sessionProjections.register(projectionUnit(text => capture()?.redactText(text) ?? text))
     })
   },
 }

@@ -149,13 +149,18 @@ function queryOf(args: string): string | null {
   }
 }
 
-const SHADOW_ID = /\b[a-z2-9]{6}\.\d+\b/g
+const SHADOW_ID = /\b[a-z2-9]{6,12}\.\d+\b/g
 
 function withRecall(state: ShadowContextState, recall: RecallView): ShadowContextState {
   return { ...state, active: true, recallCount: state.recallCount + 1, recalls: [...state.recalls, recall].slice(-MAX_RECALLS) }
 }
 
-export function applyEvent(state: ShadowContextState, event: SessionEvent): ShadowContextState {
+/** How a unit redacts the free text it keeps (recall queries, failure messages); identity when off. */
+export type TextRedaction = (text: string) => string
+
+const keep: TextRedaction = text => text
+
+export function applyEvent(state: ShadowContextState, event: SessionEvent, redact: TextRedaction = keep): ShadowContextState {
   switch (event.type) {
     case 'turn/start':
       return { ...state, turn: event.data.turn }
@@ -184,7 +189,7 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent): Shad
     case 'compaction/end': {
       const error = event.data.error
       if (error === undefined) return state.summary === null ? state : { ...state, summary: null }
-      return { ...state, summary: null, lastFailure: { seq: event.seq, time: event.time, message: error } }
+      return { ...state, summary: null, lastFailure: { seq: event.seq, time: event.time, message: redact(error) } }
     }
     case 'user/message': {
       let next = { ...state, captured: state.captured + 1 }
@@ -226,7 +231,8 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent): Shad
       let calls = state.calls
       for (const block of event.data.message.content) {
         if (block.type !== 'tool-call' || (block.name !== SEARCH_TOOL && block.name !== READ_TOOL)) continue
-        calls = { ...calls, [block.id]: { kind: block.name === SEARCH_TOOL ? 'search' : 'read', query: queryOf(block.arguments) } }
+        const query = queryOf(block.arguments)
+        calls = { ...calls, [block.id]: { kind: block.name === SEARCH_TOOL ? 'search' : 'read', query: query === null ? null : redact(query) } }
       }
       return { ...state, captured: state.captured + 1, calls }
     }
@@ -261,12 +267,19 @@ export function viewOf(state: ShadowContextState): ShadowContextView {
   }
 }
 
-/** The unit as dsh's session projection registry takes it. */
-export const shadowContextProjection = {
-  key: PROJECTION_KEY,
-  schema: ShadowContextViewSchema,
-  stateVersion: PROJECTION_STATE_VERSION,
-  init: initState,
-  apply: applyEvent,
-  view: viewOf,
-} as const
+/**
+ * The unit as dsh's session projection registry takes it. With redaction on, free text taken from
+ * the log (what the model typed into shadow_search) is redacted as the store redacts it.
+ */
+export function projectionUnit(redact: TextRedaction = keep) {
+  return {
+    key: PROJECTION_KEY,
+    schema: ShadowContextViewSchema,
+    stateVersion: PROJECTION_STATE_VERSION,
+    init: initState,
+    apply: (state: ShadowContextState, event: SessionEvent): ShadowContextState => applyEvent(state, event, redact),
+    view: viewOf,
+  } as const
+}
+
+export const shadowContextProjection = projectionUnit()

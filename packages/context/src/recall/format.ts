@@ -2,7 +2,7 @@
  * What the recall tools show the model: ranked hits and paginated transcripts of the exact
  * originals. Pure rendering and cursor handling; no store access here.
  */
-import { formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
+import { CANDIDATE_TEXT_CHARS, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -23,30 +23,91 @@ function speaker(message: Pick<ShadowMessage, 'role' | 'toolName' | 'sourceKind'
   return message.role
 }
 
+/** How often one query term occurs in the scope and in the returned hits. */
+export interface TermReport {
+  /** The term as the query wrote it. */
+  readonly term: string
+  /** Messages in scope that contain it (0: nowhere). */
+  readonly inScope: number
+  /** Returned hits that contain it. */
+  readonly inHits: number
+  /** Rare in the scope (or absent): what makes the question specific. */
+  readonly distinctive: boolean
+}
+
+/** Statements of one thing's value over time (oldest first), from the hits. */
+export interface ValueHistoryView {
+  readonly key: readonly string[]
+  readonly statements: ReadonlyArray<{ readonly shadowId: string; readonly time: number; readonly value: string }>
+}
+
 export interface SearchView {
   readonly query: string
   readonly hits: readonly SearchHit[]
   readonly coverage: { readonly searched: number; readonly matched: number; readonly returned: number }
   readonly scope: string
+  /** How time words of the question were read, e.g. `"yesterday" as 2026-03-09 00:00–24:00 UTC`. */
+  readonly timeNote?: string
+  readonly terms?: readonly TermReport[]
+  readonly history?: ValueHistoryView
+  /** Hits still on the model's surface (shown, marked, after the others). */
+  readonly onSurface?: ReadonlySet<string>
+}
+
+const quote = (term: string): string => `\`${term}\``
+
+/** What the model must know before the hits: absent words, and hits that miss every distinctive word. */
+function absenceLines(view: SearchView): string[] {
+  const terms = view.terms ?? []
+  const lines: string[] = []
+  const absent = terms.filter(term => term.inScope === 0)
+  const distinctive = terms.filter(term => term.distinctive)
+  if (view.hits.length > 0 && distinctive.length > 0 && distinctive.every(term => term.inHits === 0)) {
+    const common = terms.filter(term => !term.distinctive && term.inHits > 0).map(term => quote(term.term))
+    lines.push(`No hit contains ${distinctive.map(term => quote(term.term)).join(' or ')}${common.length === 0 ? '' : `; the hits match only common words (${common.join(', ')})`}. Unless a hit clearly says otherwise, this was not discussed.`)
+  }
+  if (absent.length > 0) lines.push(`No message in ${view.scope} mentions ${absent.map(term => quote(term.term)).join(', ')}.`)
+  return lines
 }
 
 export function renderSearch(view: SearchView): string {
   const { coverage } = view
   const lines = [`shadow_search ${JSON.stringify(view.query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
+  if (view.timeNote !== undefined) lines.push(`Time: read ${view.timeNote}.`)
+  lines.push(...absenceLines(view))
   if (view.hits.length === 0) {
     lines.push('No match. Try other words (identifiers, paths, numbers, or a shorter phrase), a wider time range, or read a checkpoint directly with shadow_read.')
     return lines.join('\n')
   }
+  if (view.history !== undefined && view.history.statements.length > 1) {
+    const statements = view.history.statements
+    lines.push(`Value over time (${view.history.key.map(quote).join(' ')}), oldest first:`)
+    statements.forEach((statement, index) => {
+      const newest = index === statements.length - 1 ? ' ← newest' : ''
+      lines.push(`   ${formatTime(statement.time)} UTC  ${statement.value}  (${statement.shadowId})${newest}`)
+    })
+  }
   view.hits.forEach((hit, index) => {
     const message = hit.message
-    const where = message.elidedBy === null ? 'still in context' : `in checkpoint ${message.elidedBy}`
+    const surface = view.onSurface?.has(message.shadowId) === true
+    const where = surface ? 'on your surface now' : message.elidedBy === null ? 'still in context' : `in checkpoint ${message.elidedBy}`
     const turn = message.turn === null ? '' : ` · turn ${message.turn}`
     const call = hit.call === undefined ? '' : ` (called in ${hit.call.shadowId})`
-    lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${call}${turn} · ${where}`)
+    const answers = hit.question === undefined ? '' : ` (answers ${hit.question.shadowId})`
+    const length = message.text.length >= CANDIDATE_TEXT_CHARS ? `${CANDIDATE_TEXT_CHARS}+` : String(message.text.length)
+    const passage = hit.passage === undefined || (hit.passage.start === 0 && hit.passage.end >= message.text.length) ? '' : ` · chars ${hit.passage.start}–${hit.passage.end} of ${length}`
+    lines.push(`${index + 1}. ${message.shadowId} · ${formatTime(message.time)} UTC · ${speaker(message)}${call}${answers}${turn} · ${where}${passage}`)
     lines.push(`   ${hit.snippet}`)
   })
-  lines.push(`Read a hit with its neighbours: shadow_read {"id":"${view.hits[0]!.message.shadowId}","before":2,"after":2}`)
+  lines.push(`Read the best hit at its passage: ${readCommand(view.hits.find(hit => view.onSurface?.has(hit.message.shadowId) !== true) ?? view.hits[0]!)}`)
   return lines.join('\n')
+}
+
+/** The read that shows a hit: at its passage for a long message, with neighbours otherwise. */
+export function readCommand(hit: SearchHit): string {
+  const at = hit.passage?.start ?? 0
+  if (at > 0) return `shadow_read {"id":"${hit.message.shadowId}","at":${at}}`
+  return `shadow_read {"id":"${hit.message.shadowId}","before":2,"after":2}`
 }
 
 /** One page of a transcript and where to continue. */

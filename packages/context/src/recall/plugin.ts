@@ -12,9 +12,9 @@ import { createUserMessage, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
-import { failpoint } from '@dsh-shadow/store'
+import { coverageTerms, failpoint, type SearchHit } from '@dsh-shadow/store'
 import type { ShadowCapture } from '../capture/service.ts'
-import { RecallError, renderTranscript } from './format.ts'
+import { readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
 /** Source of recall messages Shadow Context puts into the context. */
@@ -36,7 +36,7 @@ export interface ShadowRecallConfig {
   scope?: 'session' | 'workspace'
   /** Proactive recall before a turn whose input strongly matches shadowed history. Default off. */
   proactive?: boolean
-  /** Query pieces a hit must contain to count as a strong match. Default 2. */
+  /** Topic words of the prompt (not stopwords) a hit must contain to count as a strong match. Default 2. */
   proactiveMinMatches?: number
   /** Token budget of one proactive recall message. Default 600. */
   proactiveTokens?: number
@@ -47,7 +47,7 @@ export interface ShadowRecallConfig {
 export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
   scope: z.union(['session', 'workspace']).default('session').description('what recall may read'),
   proactive: z.boolean().default(false).description('queue one recall message before a strongly matching turn'),
-  proactiveMinMatches: z.natural().min(1).default(2).description('query pieces a proactive hit must contain'),
+  proactiveMinMatches: z.natural().min(1).default(2).description('topic words of the prompt a proactive hit must contain'),
   proactiveTokens: z.natural().min(100).default(600).description('token budget of a proactive recall message'),
   proactiveWindowTurns: z.natural().default(20).description('turns before the same ids may be recalled again'),
 })
@@ -57,9 +57,22 @@ export const RECALL_PROMPT = [
   '# Shadow Context: your full history is kept',
   'Older parts of this conversation may be replaced by checkpoints that start with "[Shadow Context checkpoint …]" or "[Shadow Context index …]". Nothing behind them is lost: every original message, tool output included, is stored verbatim with its time.',
   `- Each checkpoint ends with a pointer footer: its id, the shadow ids and seqs it covers, and its time range. Read the originals with ${READ_TOOL} {"checkpoint":"<id>"}.`,
-  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint.`,
+  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint. Time words in the query ("yesterday", "this morning", "day 2", 昨天, 上周三) become a window, echoed as "Time: read …"; since/until override it.`,
+  `- Reading a result: each hit names its passage ("chars 5120–6720 of 15052"); the suggested ${READ_TOOL} {"id":"<shadow id>","at":<offset>} starts there and continues with a cursor. "on your surface now" means you can already see that message. "Value over time" lists every stated value of the thing you asked about with its time, oldest first; the one marked newest is the current value unless a later message says otherwise.`,
+  '- "No message in this session mentions `x`" means x occurs nowhere in the history you can search; "No hit contains `x` …" means the hits only share common words with your question. Either way, say it was not discussed rather than guess from loosely matching hits.',
   `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
 ].join('\n')
+
+/** Seq of the open turn's `turn/start`: its messages (the question among them) are not hits. */
+export function currentTurnStart(session: Pick<Session, 'events'>): number | undefined {
+  const events = session.events
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index]!
+    if (event.type === 'turn/end') return undefined
+    if (event.type === 'turn/start') return event.seq
+  }
+  return undefined
+}
 
 function fail(error: unknown): never {
   if (error instanceof RecallError) throw Object.assign(new Error(`${error.code}: ${error.message}`), { name: 'RecallError', code: error.code })
@@ -104,7 +117,8 @@ export class ShadowRecall {
     } catch (error) {
       throw new RecallError('UNAVAILABLE', `the shadow store is unavailable: ${error instanceof Error ? error.message : String(error)}`)
     }
-    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }) })
+    const turnStartSeq = currentTurnStart(agent.session)
+    return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }), ...(turnStartSeq === undefined ? {} : { turnStartSeq }) })
   }
 
   private searchTool() {
@@ -142,6 +156,7 @@ export class ShadowRecall {
         id: { type: 'string', description: 'a shadow id, e.g. "k7q2mz.41"' },
         before: { type: 'integer', description: 'with id: messages before it (0–20, default 2)' },
         after: { type: 'integer', description: 'with id: messages after it (0–20, default 2)' },
+        at: { type: 'integer', description: 'with id: start this many characters into the message (a search hit\'s passage); earlier neighbours are then not shown unless before is given' },
         from_seq: { type: 'integer', description: 'first seq of a range (with to_seq)' },
         to_seq: { type: 'integer', description: 'last seq of a range (with from_seq)' },
         since: { type: 'string', description: 'start of a time window: ISO 8601 or relative like "2h ago"' },
@@ -193,20 +208,31 @@ export class ShadowRecall {
   /** One bounded recall message for a strongly matching prompt, or nothing. */
   private async proactiveRecall(session: Session, turn: number, prompt: string): Promise<UserMessage | undefined> {
     const store = await this.capture.opened()
-    if ((await store.session(session.id)) === undefined) return undefined
-    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES })
+    if ((await store.session(session.id)) === undefined) {
+      // a fresh fork or a session whose first batch is still on its way: say so, once per turn
+      this.ctx.logger.info(`Shadow Context: proactive recall skipped: the store does not know session ${session.id} yet`)
+      return undefined
+    }
+    const turnStartSeq = currentTurnStart(session)
+    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
     const recent = this.recent.get(session) ?? new Map<string, number>()
     this.recent.set(session, recent)
+    // only words that carry a topic count toward a strong match ("the", "we", "。" do not)
+    const topical = new Set(coverageTerms(result.terms.map(term => term.term.toLowerCase())))
+    const strength = (hit: SearchHit): number => new Set(coverageTerms(hit.matched.map(piece => piece.toLowerCase())).filter(term => topical.has(term))).size
     const hit = result.hits.find(candidate => candidate.message.elidedBy !== null
-      && candidate.matched.length >= this.config.proactiveMinMatches
+      && candidate.message.eventType !== 'request/header'
+      && strength(candidate) >= this.config.proactiveMinMatches
       && (recent.get(candidate.message.shadowId) ?? Number.NEGATIVE_INFINITY) <= turn - this.config.proactiveWindowTurns)
     if (hit === undefined) return undefined
-    const neighbours = await store.read({ sessionId: session.id }, { fromSeq: Math.max(0, hit.message.seq - 4), toSeq: hit.message.seq + 4, limit: 9 })
-    const page = renderTranscript(neighbours.length === 0 ? [hit.message] : neighbours, 0, 0, this.config.proactiveTokens)
-    const ids = neighbours.slice(0, page.nextIndex ?? neighbours.length).map(row => row.shadowId)
-    for (const id of ids) recent.set(id, turn)
+    // the page starts at the matching passage of the hit itself, so the match is what fits
+    const at = hit.passage?.start ?? 0
+    const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)
+    const ids = [hit.message.shadowId]
+    recent.set(hit.message.shadowId, turn)
     await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: prompt.slice(0, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
-    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${page.nextIndex === null ? '' : `\n[more: shadow_read {"id":"${hit.message.shadowId}"}]`}`
+    const more = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
+    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${more}`
     const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: prompt.slice(0, 200) }
     return createUserMessage({ content: [{ type: 'text', text }], source })
   }

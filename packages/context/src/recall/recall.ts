@@ -16,6 +16,7 @@ import {
   type ShadowRole,
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
+import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -53,6 +54,8 @@ export interface ReadArgs {
   readonly id?: unknown
   readonly before?: unknown
   readonly after?: unknown
+  /** With id: start this many characters into the message (a hit's passage). */
+  readonly at?: unknown
   readonly from_seq?: unknown
   readonly to_seq?: unknown
   readonly since?: unknown
@@ -92,6 +95,13 @@ export interface RecallScope {
   readonly sessionId: string
   /** Widen search to the session's workspace (config `scope: workspace`). */
   readonly workspace?: string
+  /**
+   * First seq of the turn that is asking. Its messages (the question itself among them) are never
+   * hits: they cannot answer it, and the model already sees them.
+   */
+  readonly turnStartSeq?: number
+  /** Minutes east of UTC for reading "yesterday" and "this morning" (default 0). */
+  readonly offsetMinutes?: number
 }
 
 const ROLES = new Set<ShadowRole>(['user', 'assistant', 'tool', 'system'])
@@ -187,23 +197,65 @@ export class RecallResolver {
       const checkpoint = text(args.checkpoint, 'checkpoint', 200)
       if (checkpoint !== undefined) await this.checkpointSeqs(checkpoint)
       const limit = integer(args.limit, 'limit', 1, SEARCH_LIMIT_MAX, 8)
-      const result = await this.store.search(query, {
+      // Time words of the question become a window, unless since/until say otherwise.
+      const { words, window, timeNote } = await this.timeWords(query, range)
+      const search = (timed: boolean) => this.store.search(words, {
         ...this.scopeOptions,
+        ...(this.scope.turnStartSeq === undefined ? {} : { beforeSeq: this.scope.turnStartSeq }),
         ...SEARCH_EXCLUDES,
         limit,
-        ...range,
+        ...(timed && window !== undefined ? { timeFrom: window.from, timeTo: window.to } : range),
         ...(role === undefined ? {} : { roles: [role as ShadowRole] }),
         ...(tool === undefined ? {} : { toolName: tool }),
         ...(checkpoint === undefined ? {} : { checkpointId: checkpoint }),
       })
+      let result = await search(true)
+      let note = timeNote
+      if (window !== undefined && result.hits.length === 0) {
+        // nothing in that window: say so, and show what the rest of the history has
+        result = await search(false)
+        note = `${timeNote}, where nothing matched; these hits are from any time`
+      }
+      const segments = await this.segments()
+      const own = new Set(segments.map(segment => segment.sessionId))
+      const kept = result.hits
+      // what the model sees already goes last, marked; what only recall can show goes first
+      const onSurface = new Set(kept.filter(hit => hit.message.elidedBy === null && own.has(hit.message.sessionId)).map(hit => hit.message.shadowId))
+      const hits = [...kept.filter(hit => !onSurface.has(hit.message.shadowId)), ...kept.filter(hit => onSurface.has(hit.message.shadowId))]
       return {
-        text: renderSearch({ query, hits: result.hits, coverage: result.coverage, scope: this.scope.workspace === undefined ? scopeLabel : 'this workspace' }),
-        shadowIds: result.hits.map(hit => hit.message.shadowId),
-        checkpointIds: [...new Set(result.hits.flatMap(hit => (hit.message.elidedBy === null ? [] : [hit.message.elidedBy])))],
+        text: renderSearch({
+          query,
+          hits,
+          coverage: result.coverage,
+          scope: this.scope.workspace === undefined ? scopeLabel : 'this workspace',
+          ...(note === undefined ? {} : { timeNote: note }),
+          terms: result.terms,
+          ...(result.history === undefined ? {} : { history: result.history }),
+          onSurface,
+        }),
+        shadowIds: hits.map(hit => hit.message.shadowId),
+        checkpointIds: [...new Set(hits.flatMap(hit => (hit.message.elidedBy === null ? [] : [hit.message.elidedBy])))],
         matched: result.coverage.matched,
-        hits: result.hits,
+        hits,
       }
     })
+  }
+
+  /** The query without its time words, and the window they name (when since/until do not say otherwise). */
+  private async timeWords(query: string, range: { timeFrom?: number; timeTo?: number }): Promise<{ words: string; window?: { from: number; to: number }; timeNote?: string }> {
+    const session = await this.store.session(this.scope.sessionId)
+    const resolver = new TimeExpressionResolver({
+      now: this.now(),
+      ...(session?.firstTime === null || session?.firstTime === undefined ? {} : { sessionStart: session.firstTime }),
+      ...(this.scope.offsetMinutes === undefined ? {} : { offsetMinutes: this.scope.offsetMinutes }),
+    })
+    const resolved = resolver.resolve(query)
+    if (resolved.window === undefined) return { words: query }
+    // a question that is only time words ("what happened yesterday") still searches its words
+    const words = /[\p{L}\p{N}]{2,}/u.test(resolved.rest) ? resolved.rest : query
+    const shown = `"${resolved.window.phrase}" as ${describeWindow(resolved.window, this.scope.offsetMinutes ?? 0)}`
+    if (range.timeFrom !== undefined || range.timeTo !== undefined) return { words, timeNote: `since/until as given (not ${shown})` }
+    return { words, window: resolved.window, timeNote: shown }
   }
 
   async read(args: ReadArgs): Promise<ReadOutcome> {
@@ -223,7 +275,11 @@ export class RecallResolver {
       } else {
         selector = this.selector(args)
       }
-      const { messages, title } = await this.select(selector)
+      const { messages, title, start } = await this.select(selector)
+      if (cursorText === undefined && start !== undefined) {
+        index = start.index
+        offset = start.offset
+      }
       if (index > messages.length) throw new RecallError('INVALID_INPUT', 'cursor is past the end of this read')
       const page = renderTranscript(messages, index, offset, budget)
       const next = page.nextIndex === null ? null : encodeCursor({ selector, index: page.nextIndex, offset: page.nextOffset })
@@ -265,6 +321,7 @@ export class RecallResolver {
     const toSeq = optionalInteger(args.to_seq, 'to_seq', 0, Number.MAX_SAFE_INTEGER)
     const since = text(args.since, 'since', 100)
     const until = text(args.until, 'until', 100)
+    if (id === undefined && args.at !== undefined && args.at !== null) throw new RecallError('INVALID_INPUT', 'at goes with id')
     const kinds = [checkpoint !== undefined, id !== undefined, fromSeq !== undefined || toSeq !== undefined, since !== undefined || until !== undefined].filter(Boolean).length
     if (kinds !== 1) throw new RecallError('INVALID_INPUT', 'give exactly one of: checkpoint, id (with before/after), from_seq+to_seq, since/until, or cursor')
     if (checkpoint !== undefined) return { kind: 'checkpoint', checkpoint }
@@ -274,6 +331,9 @@ export class RecallResolver {
       } catch (error) {
         throw new RecallError('INVALID_INPUT', error instanceof Error ? error.message : String(error))
       }
+      const at = optionalInteger(args.at, 'at', 0, Number.MAX_SAFE_INTEGER)
+      // at a passage: start there (no earlier neighbours), so the budget goes to the passage first
+      if (at !== undefined) return { kind: 'id', id, before: integer(args.before, 'before', 0, WINDOW_MAX, 0), after: integer(args.after, 'after', 0, WINDOW_MAX, 2), at }
       return { kind: 'id', id, before: integer(args.before, 'before', 0, WINDOW_MAX, 2), after: integer(args.after, 'after', 0, WINDOW_MAX, 2) }
     }
     if (fromSeq !== undefined || toSeq !== undefined) {
@@ -292,7 +352,7 @@ export class RecallResolver {
     return { kind: 'time', from: range.timeFrom ?? 0, to: range.timeTo ?? this.now() }
   }
 
-  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string }> {
+  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number } }> {
     switch (selector['kind']) {
       case 'checkpoint': {
         const { checkpointId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
@@ -317,7 +377,10 @@ export class RecallResolver {
         const history = { sessionId: own ? this.scope.sessionId : center.sessionId }
         const earlier = before === 0 || center.seq === 0 ? [] : await this.store.read(history, { toSeq: center.seq - 1, limit: before, descending: true })
         const later = after === 0 ? [] : await this.store.read(history, { fromSeq: center.seq + 1, limit: after })
-        return { messages: [...earlier.toReversed(), center, ...later], title: `around ${id}` }
+        const at = selector['at'] === undefined ? undefined : Number(selector['at'])
+        if (at !== undefined && at > center.text.length) throw new RecallError('INVALID_INPUT', `at ${at} is past the end of ${id} (${center.text.length} characters)`)
+        const title = at === undefined ? `around ${id}` : `${id} from character ${at}`
+        return { messages: [...earlier.toReversed(), center, ...later], title, ...(at === undefined || at === 0 ? {} : { start: { index: earlier.length, offset: at } }) }
       }
       case 'seq': {
         const messages = await this.store.read({ sessionId: this.scope.sessionId }, { fromSeq: Number(selector['from']), toSeq: Number(selector['to']), limit: SEQ_SPAN_MAX })

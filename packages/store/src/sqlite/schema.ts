@@ -1,5 +1,20 @@
 /** SQLite schema of the shadow store, as an ordered list of migrations. */
 
+/**
+ * The two contentless indexes, by table name: the live ones and the ones a reindex builds beside
+ * them. "scope" holds the session tag as a token, so a session-scoped query is one index lookup
+ * rather than a join.
+ */
+export function indexTablesSql(words: string, grams: string): string {
+  return `
+      CREATE VIRTUAL TABLE ${words} USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE VIRTUAL TABLE ${grams} USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='trigram'
+      );`
+}
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -85,14 +100,8 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX recalls_session ON recalls(session_id, time);
 
-      -- Contentless indexes: the text lives once, in messages.text. "scope" holds the session tag
-      -- as a token, so a session-scoped query is one index lookup rather than a join.
-      CREATE VIRTUAL TABLE messages_words USING fts5(
-        body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
-      );
-      CREATE VIRTUAL TABLE messages_grams USING fts5(
-        body, scope, content='', contentless_delete=1, tokenize='trigram'
-      );
+      -- Contentless indexes: the text lives once, in messages.text.
+      ${indexTablesSql('messages_words', 'messages_grams')}
     `,
   },
   {

@@ -1,0 +1,99 @@
+/**
+ * The held-out half of bench:quality: the test set (bench/quality-set-b.ts), per category, ours
+ * against BM25 over our own analyzer and plain BM25. Only reported, never tuned on.
+ */
+import { join } from 'node:path'
+import { ShadowStore, TimeExpressionResolver, type SearchResult } from '@dsh-shadow/store'
+import { Bm25Baseline, type Window } from './quality-baselines.ts'
+import { testSet, type TestCategory, type TestQuestion } from './quality-set-b.ts'
+import { printTable } from './report.ts'
+
+const K = 5
+const CATEGORIES: readonly TestCategory[] = ['exact', 'tool-output', 'zh', 'cross-lingual', 'temporal', 'superseded', 'multi-hop', 'never-said']
+
+/** shadow_search's first warning line: there are hits, but none holds any distinctive word of the query. */
+export function noHitHasDistinctive(result: SearchResult): boolean {
+  const distinctive = result.terms.filter(term => term.distinctive)
+  return result.hits.length > 0 && distinctive.length > 0 && distinctive.every(term => term.inHits === 0)
+}
+
+/** What shadow_search prints before the hits: that warning, or "no message mentions" a word. */
+export function saysNotDiscussed(result: SearchResult): boolean {
+  return noHitHasDistinctive(result) || result.terms.some(term => term.inScope === 0)
+}
+
+interface Row {
+  readonly question: TestQuestion
+  readonly ranked: Record<string, number[]>
+  readonly explicit: boolean
+  readonly warned: boolean
+}
+
+function found(ranked: readonly number[], question: TestQuestion): boolean {
+  const top = new Set(ranked.slice(0, K))
+  return question.need === 'all' ? question.relevant.every(seq => top.has(seq)) : question.relevant.some(seq => top.has(seq))
+}
+
+function newestFirst(ranked: readonly number[], question: TestQuestion): boolean {
+  const newest = ranked.indexOf(question.relevant[0]!)
+  if (newest === -1) return false
+  return (question.older ?? []).every(seq => {
+    const at = ranked.indexOf(seq)
+    return at === -1 || at > newest
+  })
+}
+
+export interface TestFigures {
+  readonly recall5: Record<string, number>
+  readonly newestFirst: string
+  readonly neverExplicit: string
+  readonly falseAbsent: string
+}
+
+export async function runTestSet(dir: string): Promise<TestFigures> {
+  const set = testSet()
+  const store = await ShadowStore.open(join(dir, 'test.db'))
+  const plain = new Bm25Baseline(false)
+  const same = new Bm25Baseline(true)
+  for (const session of set.sessions) {
+    await store.append(session.messages)
+    plain.add(session.messages)
+    same.add(session.messages)
+  }
+  const rows: Row[] = []
+  for (const question of set.questions) {
+    const session = await store.session(question.sessionId)
+    const resolved = new TimeExpressionResolver({ now: question.askedAt, ...(session?.firstTime === null || session?.firstTime === undefined ? {} : { sessionStart: session.firstTime }) }).resolve(question.query)
+    const window: Window | undefined = resolved.window
+    const words = window !== undefined && /[\p{L}\p{N}]{2,}/u.test(resolved.rest) ? resolved.rest : question.query
+    const search = async (timed: boolean): Promise<SearchResult> => store.search(words, { sessionId: question.sessionId, limit: 10, ...(timed && window !== undefined ? { timeFrom: window.from, timeTo: window.to } : {}) })
+    let result = await search(true)
+    if (window !== undefined && result.hits.length === 0) result = await search(false)
+    const ours = result.hits.map(hit => [hit.call?.seq, hit.question?.seq].find(seq => seq !== undefined && question.relevant.includes(seq)) ?? hit.message.seq)
+    rows.push({
+      question,
+      ranked: { ours, 'bm25-ours': same.rank(words, question.sessionId, 10, window), bm25: plain.rank(words, question.sessionId, 10, window) },
+      explicit: saysNotDiscussed(result),
+      warned: noHitHasDistinctive(result),
+    })
+  }
+  await store.close()
+  const rankers = ['ours', 'bm25-ours', 'bm25']
+  const answerable = rows.filter(row => row.question.relevant.length > 0)
+  const rate = (list: readonly Row[], ranker: string): number => (list.length === 0 ? Number.NaN : list.filter(row => found(row.ranked[ranker]!, row.question)).length / list.length)
+  console.log(`\ntest set (held out, second generator): ${set.sessions.length} sessions, ${set.sessions.reduce((sum, session) => sum + session.messages.length, 0)} messages, ${set.questions.length} questions (${answerable.length} answerable); within the question's session, R@${K}; time words → the same window for every ranker`)
+  const table: Array<Array<string | number>> = CATEGORIES.filter(category => category !== 'never-said').map(category => {
+    const list = answerable.filter(row => row.question.category === category)
+    return [category, list.length, ...rankers.map(ranker => rate(list, ranker))]
+  })
+  table.push(['all answerable', answerable.length, ...rankers.map(ranker => rate(answerable, ranker))])
+  printTable('test set by category (R@5; multi-hop needs both facts in the top 5)', ['category', 'n', 'ours', 'bm25-ours', 'bm25'], table)
+  const superseded = rows.filter(row => row.question.category === 'superseded')
+  const never = rows.filter(row => row.question.category === 'never-said')
+  const newest = (ranker: string): string => `${superseded.filter(row => newestFirst(row.ranked[ranker]!, row.question)).length}/${superseded.length}`
+  console.log(`superseded: newest statement ranked above every older one: ours ${newest('ours')}, bm25-ours ${newest('bm25-ours')}, bm25 ${newest('bm25')}`)
+  const explicit = `${never.filter(row => row.explicit).length}/${never.length}`
+  const falseAbsent = `${answerable.filter(row => row.warned).length}/${answerable.length}`
+  console.log(`never-said: ours says explicitly that nothing (or no hit) matches in ${explicit} (baselines have no such signal); on answerable questions it wrongly warns "no hit contains …" in ${falseAbsent}`)
+  return { recall5: Object.fromEntries(rankers.map(ranker => [ranker, rate(answerable, ranker)])), newestFirst: newest('ours'), neverExplicit: explicit, falseAbsent }
+}

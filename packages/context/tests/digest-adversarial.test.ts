@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { composeDigest, type DigestMessage } from '../src/engine/digest.ts'
+
+const T0 = Date.UTC(2026, 10, 30, 9, 12, 5)
+
+function output(text: string): DigestMessage[] {
+  const call = { type: 'assistant/message', seq: 1, time: T0, data: { turn: 1, step: 1, message: { role: 'assistant', id: 'a1', source: { kind: 'model', provider: 'p', model: 'm' }, content: [{ type: 'tool-call', id: 'c1', name: 'shell', arguments: JSON.stringify({ command: text.slice(0, 4_000) }) }] } }, surfaceOp: 'append' }
+  const result = { type: 'tool/result', seq: 2, time: T0 + 1000, data: { turn: 1, step: 1, message: { role: 'user', id: 'r1', source: { kind: 'tool', callId: 'c1' }, content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text }] }] } }, surfaceOp: 'append' }
+  const user = { type: 'user/message', seq: 0, time: T0, data: { role: 'user', id: 'u0', content: [{ type: 'text', text: text.slice(0, 20_000) }], source: { kind: 'user' } }, surfaceOp: 'append' }
+  return [user, call, result].map(event => ({ turn: 1, toolName: event.type === 'tool/result' ? 'shell' : null, event: event as unknown as SessionEvent }))
+}
+
+// Shapes that made the extraction patterns rescan the rest of the text from every start
+// (a 150 KB output took 22 s, 300 KB 90 s before the patterns were bounded).
+const SHAPES: Record<string, string> = {
+  'dotted run (a.)': 'a.',
+  'slashed run (a/)': 'a/',
+  'dashed digits (a-1)': 'a-1',
+  'upper run (A)': 'A',
+  'camel run (aA)': 'aA',
+  'snake run (a_)': 'a_',
+  'digit dots (1.)': '1.',
+  'assignments (a=)': 'a=',
+  'header run (X-a)': 'X-a',
+  'error words (AError)': 'AErro',
+  'digits (9)': '9',
+}
+
+describe('composeDigest on adversarial tool output', () => {
+  for (const [name, unit] of Object.entries(SHAPES)) {
+    it(`digests 400 KB of ${name} without rescanning the text from every start`, () => {
+      const text = unit.repeat(Math.ceil(400_000 / unit.length))
+      const started = performance.now()
+      const digest = composeDigest({ checkpointId: 'k7q2mz.c1', tag: 'k7q2mz', messages: output(text), maxTokens: 220 })
+      const ms = performance.now() - started
+      // generous guard against super-linear work: linear patterns take well under 100 ms here
+      expect(ms).toBeLessThan(2_000)
+      expect(digest.text).toContain('shadow_read')
+    })
+  }
+})

@@ -1,0 +1,77 @@
+/** Retention: which stored originals go, oldest checkpoint first, until every budget fits. */
+import type { ShadowBackend } from './backend.ts'
+import { invalid } from './errors.ts'
+import type { RetentionPolicy, RetentionReport } from './types.ts'
+
+/**
+ * Retention: drop stored originals, a whole checkpoint at a time and oldest first, until every
+ * session and workspace fits its budget and nothing is older than `maxAgeMs`. Only originals a
+ * committed checkpoint took off the surface are candidates — the live surface is never touched —
+ * and each checkpoint whose originals go is marked expired, so a pointer to it says so instead
+ * of pretending. Dropped rows keep their identity and hash: the dsh log still verifies, and a
+ * reconciliation does not bring them back.
+ */
+export async function applyRetention(backend: ShadowBackend, policy: RetentionPolicy): Promise<RetentionReport> {
+  if (typeof policy !== 'object' || policy === null) throw invalid('retention policy must be an object')
+  const budget = (value: unknown, name: string): number | undefined => {
+    if (value === undefined) return undefined
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(`${name} must be a non-negative integer`)
+    return value
+  }
+  const sessionBytes = budget(policy.sessionBytes, 'sessionBytes')
+  const workspaceBytes = budget(policy.workspaceBytes, 'workspaceBytes')
+  const maxAgeMs = budget(policy.maxAgeMs, 'maxAgeMs')
+  if (sessionBytes === undefined && workspaceBytes === undefined && maxAgeMs === undefined) throw invalid('retention needs sessionBytes, workspaceBytes or maxAgeMs')
+  const now = budget(policy.now, 'now') ?? Date.now()
+  const dryRun = policy.dryRun === true
+
+  const usage = await backend.retentionUsage()
+  const sessionUse = new Map(usage.map(entry => [entry.sessionId, entry.bytes]))
+  const workspaceOf = new Map(usage.map(entry => [entry.sessionId, entry.workspace ?? `(no workspace) ${entry.sessionId}`]))
+  const workspaceUse = new Map<string, number>()
+  for (const entry of usage) workspaceUse.set(workspaceOf.get(entry.sessionId)!, (workspaceUse.get(workspaceOf.get(entry.sessionId)!) ?? 0) + entry.bytes)
+  const candidates = [...(await backend.retentionCandidates())]
+  const chosen: Array<RetentionReport['expired'][number]> = []
+  const take = (index: number, reason: 'age' | 'session' | 'workspace'): void => {
+    const [candidate] = candidates.splice(index, 1)
+    if (candidate === undefined) return
+    chosen.push({ checkpointId: candidate.checkpointId, sessionId: candidate.sessionId, rows: candidate.rows, bytes: candidate.bytes, reason })
+    sessionUse.set(candidate.sessionId, (sessionUse.get(candidate.sessionId) ?? 0) - candidate.bytes)
+    const workspace = workspaceOf.get(candidate.sessionId)!
+    workspaceUse.set(workspace, (workspaceUse.get(workspace) ?? 0) - candidate.bytes)
+  }
+  if (maxAgeMs !== undefined) {
+    for (let index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs); index !== -1; index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs)) take(index, 'age')
+  }
+  const overBudget: Array<RetentionReport['overBudget'][number]> = []
+  if (sessionBytes !== undefined) {
+    for (const sessionId of sessionUse.keys()) {
+      while ((sessionUse.get(sessionId) ?? 0) > sessionBytes) {
+        const index = candidates.findIndex(candidate => candidate.sessionId === sessionId)
+        if (index === -1) break
+        take(index, 'session')
+      }
+      if ((sessionUse.get(sessionId) ?? 0) > sessionBytes) overBudget.push({ scope: 'session', id: sessionId, bytes: sessionUse.get(sessionId)!, budget: sessionBytes })
+    }
+  }
+  if (workspaceBytes !== undefined) {
+    for (const workspace of workspaceUse.keys()) {
+      while ((workspaceUse.get(workspace) ?? 0) > workspaceBytes) {
+        const index = candidates.findIndex(candidate => workspaceOf.get(candidate.sessionId) === workspace)
+        if (index === -1) break
+        take(index, 'workspace')
+      }
+      if ((workspaceUse.get(workspace) ?? 0) > workspaceBytes) overBudget.push({ scope: 'workspace', id: workspace, bytes: workspaceUse.get(workspace)!, budget: workspaceBytes })
+    }
+  }
+  let rows = 0
+  let bytes = 0
+  const expired: Array<RetentionReport['expired'][number]> = []
+  for (const entry of chosen) {
+    const done = dryRun ? entry : { ...entry, ...(await backend.expireCheckpoint(entry.checkpointId, now)) }
+    expired.push(done)
+    rows += done.rows
+    bytes += done.bytes
+  }
+  return { dryRun, expired, rows, bytes, overBudget }
+}

@@ -1,0 +1,306 @@
+/**
+ * The PostgreSQL backend: one store per schema of a PostgreSQL database, for team dsh servers and
+ * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
+ * PostgreSQL dialect detail lives in this folder.
+ */
+import type { CheckpointDerived, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import { ShadowStoreError } from '../errors.ts'
+import { onlySegments, unboundedSessions } from '../filter.ts'
+import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
+import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
+import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
+import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { PG_SCHEMA_VERSION } from './schema.ts'
+import { documentFrequencies, searchIndex } from './search.ts'
+import { appendRows } from './writes.ts'
+
+export class PostgresBackend implements ShadowBackend {
+  readonly path: string
+  readonly schemaVersion = PG_SCHEMA_VERSION
+  readonly connection: PgConnection
+  private writable = true
+  private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
+
+  private constructor(connection: PgConnection) {
+    this.connection = connection
+    this.path = connection.location.display
+  }
+
+  /** Connect, then create or upgrade the schema (writable) or check it (read-only). */
+  static async open(location: string, options: PostgresBackendOptions = {}): Promise<PostgresBackend> {
+    const connection = new PgConnection(parseLocation(location), options)
+    try {
+      await migrate(connection)
+    } catch (error) {
+      await connection.close()
+      throw error
+    }
+    return new PostgresBackend(connection)
+  }
+
+  private async query<R extends Row = Row>(action: string, sql: string, params: unknown[] = []): Promise<R[]> {
+    return this.connection.query<R>(action, sql, params)
+  }
+
+  private assertWritable(action: string): void {
+    if (this.connection.readOnly) throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path} is open read-only (${action})`)
+    if (!this.writable) throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path} is frozen for writes (${action})`)
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close()
+  }
+
+  async meta(key: string): Promise<string | undefined> {
+    return (await this.query<{ value: string }>('read meta', 'SELECT value FROM meta WHERE key = $1', [key]))[0]?.value
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    this.assertWritable('write meta')
+    await this.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+  }
+
+  async upsertSession(input: ShadowSessionInput & { readonly tag: string }): Promise<void> {
+    this.assertWritable('write session')
+    await this.query('write session', `
+      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (session_id) DO UPDATE SET
+        parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id),
+        fork_seq = coalesce(excluded.fork_seq, sessions.fork_seq),
+        workspace = coalesce(excluded.workspace, sessions.workspace),
+        created_at = coalesce(sessions.created_at, excluded.created_at)`,
+    [input.sessionId, input.tag, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null])
+  }
+
+  async getSession(sessionId: string): Promise<ShadowSession | undefined> {
+    const [row] = await this.query('read session', 'SELECT * FROM sessions WHERE session_id = $1', [sessionId])
+    return row === undefined ? undefined : toSession(row)
+  }
+
+  async getSessionByTag(tag: string): Promise<ShadowSession | undefined> {
+    const [row] = await this.query('read session', 'SELECT * FROM sessions WHERE tag = $1', [tag])
+    return row === undefined ? undefined : toSession(row)
+  }
+
+  async listSessions(workspace?: string): Promise<ShadowSession[]> {
+    const rows = workspace === undefined
+      ? await this.query('list sessions', 'SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC, session_id')
+      : await this.query('list sessions', 'SELECT * FROM sessions WHERE workspace = $1 ORDER BY coalesce(last_time, created_at, 0) DESC, session_id', [workspace])
+    return rows.map(toSession)
+  }
+
+  async appendMessages(rows: readonly PreparedMessage[]): Promise<AppendResult> {
+    if (rows.length === 0) return { written: 0, unchanged: 0, replaced: 0 }
+    this.assertWritable('append messages')
+    return this.connection.transaction('append messages', db => appendRows(db, rows))
+  }
+
+  async getMessage(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
+    const [row] = await this.query('read message', `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1 AND m.seq = $2`, [sessionId, seq])
+    return row === undefined ? undefined : toMessage(row)
+  }
+
+  async readMessages(query: ReadQuery): Promise<ShadowMessage[]> {
+    const params = new Params()
+    const where = filterSql(query, params)
+    // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
+    const order = query.descending === true ? 'DESC' : 'ASC'
+    const rows = await this.query('read messages', `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ${params.param(Math.max(0, Math.floor(query.limit)))}`, params.values)
+    return rows.map(toMessage)
+  }
+
+  async callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): Promise<ShadowMessage[]> {
+    if (keys.length === 0) return []
+    const rows = await this.query('read calls', `
+      WITH wanted AS (SELECT * FROM unnest($1::text[], $2::text[]) AS w(session_id, call_id))
+      SELECT ${CANDIDATE_COLUMNS} FROM wanted w JOIN messages m ON m.session_id = w.session_id AND m.call_id = w.call_id AND m.role = 'tool'
+      UNION ALL
+      SELECT ${CANDIDATE_COLUMNS} FROM wanted w JOIN message_calls c ON c.session_id = w.session_id AND c.call_id = w.call_id
+        JOIN messages m ON m.session_id = c.session_id AND m.seq = c.seq`,
+    [keys.map(key => key.sessionId), keys.map(key => key.callId)])
+    return rows.map(toMessage)
+  }
+
+  async messageTotal(): Promise<number> {
+    return (await this.query<{ n: number }>('count messages', 'SELECT coalesce(sum(message_count), 0)::bigint AS n FROM sessions'))[0]?.n ?? 0
+  }
+
+  async countMessages(filter: MessageFilter): Promise<number> {
+    const whole = await this.wholeStore(filter.segments)
+    if (onlySegments(filter)) {
+      // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
+      if (whole) return this.messageTotal()
+      let total = 0
+      for (const segment of filter.segments) {
+        const rows = Number.isFinite(segment.belowSeq)
+          ? await this.query<{ n: number }>('count messages', 'SELECT count(*)::bigint AS n FROM messages WHERE session_id = $1 AND seq < $2', [segment.sessionId, segment.belowSeq])
+          : await this.query<{ n: number }>('count messages', 'SELECT message_count AS n FROM sessions WHERE session_id = $1', [segment.sessionId])
+        total += rows[0]?.n ?? 0
+      }
+      return total
+    }
+    const params = new Params()
+    const where = filterSql(filter, params, whole)
+    return (await this.query<{ n: number }>('count messages', `SELECT count(*)::bigint AS n FROM messages m WHERE ${where}`, params.values))[0]?.n ?? 0
+  }
+
+  /**
+   * The segments are every session of the store, none bounded by a fork: no session filter is needed.
+   * Answered once per segments list: one search passes the same list to every index call.
+   */
+  private wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
+    const known = this.wholeAnswers.get(segments)
+    if (known !== undefined) return known
+    const answer = (async () => {
+      const distinct = unboundedSessions(segments)
+      if (distinct === undefined || distinct <= 1) return false
+      const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
+      return distinct >= sessions
+    })()
+    this.wholeAnswers.set(segments, answer)
+    return answer
+  }
+
+  async messageHashes(sessionId: string): Promise<Array<{ seq: number; hash: string }>> {
+    return this.query<{ seq: number; hash: string }>('read hashes', 'SELECT seq, hash FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId])
+  }
+
+  /** Hash and marks of these seqs of a session's own rows, in one indexed query; no text is read. */
+  async messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
+    if (seqs.length === 0) return []
+    const rows = await this.query<{ seq: number; hash: string; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
+    return rows.map(row => ({ seq: row.seq, hash: row.hash, elidedBy: row.elided_by, expiredAt: row.expired_at }))
+  }
+
+  async deleteMessages(sessionId: string, seqs: readonly number[]): Promise<number> {
+    if (seqs.length === 0) return 0
+    this.assertWritable('delete messages')
+    return this.connection.transaction('delete messages', async db => {
+      const removed = await db.query('DELETE FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq', [sessionId, seqs])
+      await db.query('DELETE FROM message_calls WHERE session_id = $1 AND seq = ANY($2::bigint[])', [sessionId, seqs])
+      await db.query(`
+        UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
+        FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
+        WHERE s.session_id = $1`, [sessionId])
+      return removed.rowCount ?? 0
+    })
+  }
+
+  async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
+    if (seqs.length === 0) return
+    this.assertWritable('mark elided')
+    await this.query('mark elided', 'UPDATE messages SET elided_by = $1 WHERE session_id = $2 AND seq = ANY($3::bigint[])', [checkpointId, sessionId, seqs])
+  }
+
+  async putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): Promise<void> {
+    this.assertWritable('write checkpoint')
+    await this.query('write checkpoint', `
+      INSERT INTO checkpoints(checkpoint_id, session_id, engine, status, "trigger", start_seq, summary_seq, replace_seq, shadowed_seqs,
+        first_seq, last_seq, first_shadow_id, last_shadow_id, time_from, time_to, message_count, shadowed_tokens, summary_tokens, footer, error, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+      ON CONFLICT (checkpoint_id) DO UPDATE SET
+        engine = excluded.engine, status = excluded.status, "trigger" = coalesce(excluded."trigger", checkpoints."trigger"),
+        start_seq = coalesce(excluded.start_seq, checkpoints.start_seq), summary_seq = coalesce(excluded.summary_seq, checkpoints.summary_seq),
+        replace_seq = coalesce(excluded.replace_seq, checkpoints.replace_seq), shadowed_seqs = excluded.shadowed_seqs,
+        first_seq = excluded.first_seq, last_seq = excluded.last_seq, first_shadow_id = excluded.first_shadow_id, last_shadow_id = excluded.last_shadow_id,
+        time_from = excluded.time_from, time_to = excluded.time_to, message_count = excluded.message_count,
+        shadowed_tokens = coalesce(excluded.shadowed_tokens, checkpoints.shadowed_tokens),
+        summary_tokens = coalesce(excluded.summary_tokens, checkpoints.summary_tokens),
+        footer = coalesce(excluded.footer, checkpoints.footer), error = excluded.error`,
+    [input.checkpointId, input.sessionId, input.engine, input.status, input.trigger ?? null, input.startSeq ?? null, input.summarySeq ?? null,
+      input.replaceSeq ?? null, JSON.stringify(input.shadowedSeqs), derived.firstSeq, derived.lastSeq, derived.firstShadowId, derived.lastShadowId,
+      derived.timeFrom, derived.timeTo, derived.messageCount, input.shadowedTokens ?? null, input.summaryTokens ?? null, input.footer ?? null,
+      input.error ?? null, input.createdAt])
+  }
+
+  async getCheckpoint(checkpointId: string): Promise<ShadowCheckpoint | undefined> {
+    const [row] = await this.query('read checkpoint', 'SELECT * FROM checkpoints WHERE checkpoint_id = $1', [checkpointId])
+    return row === undefined ? undefined : toCheckpoint(row)
+  }
+
+  async listCheckpoints(sessionIds: readonly string[]): Promise<ShadowCheckpoint[]> {
+    if (sessionIds.length === 0) return []
+    return (await this.query('list checkpoints', 'SELECT * FROM checkpoints WHERE session_id = ANY($1::text[]) ORDER BY created_at, id', [sessionIds])).map(toCheckpoint)
+  }
+
+  async addRecall(input: RecallInput): Promise<number> {
+    this.assertWritable('write recall')
+    const [row] = await this.query<{ id: number }>('write recall', 'INSERT INTO recalls(session_id, seq, time, kind, query, shadow_ids, checkpoint_ids) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+      [input.sessionId, input.seq ?? null, input.time, input.kind, input.query ?? null, JSON.stringify(input.shadowIds), JSON.stringify(input.checkpointIds ?? [])])
+    return row!.id
+  }
+
+  async listRecalls(sessionId: string): Promise<ShadowRecall[]> {
+    return (await this.query('list recalls', 'SELECT * FROM recalls WHERE session_id = $1 ORDER BY time, id', [sessionId])).map(toRecall)
+  }
+
+  async searchIndex(query: IndexQuery): Promise<IndexResult> {
+    return searchIndex(this.connection, query, await this.wholeStore(query.segments), () => this.messageTotal())
+  }
+
+  async documentFrequencies(query: FrequencyQuery): Promise<number[]> {
+    return documentFrequencies(this.connection, query, query.global === true || await this.wholeStore(query.segments))
+  }
+
+  async retentionUsage(): Promise<RetentionUsage[]> {
+    return retentionUsage(this.connection)
+  }
+
+  async retentionCandidates(): Promise<RetentionCandidate[]> {
+    return retentionCandidates(this.connection)
+  }
+
+  async expireCheckpoint(checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
+    this.assertWritable('expire originals')
+    return expireCheckpoint(this.connection, checkpointId, time)
+  }
+
+  async vacuum(): Promise<void> {
+    this.assertWritable('vacuum')
+    await vacuum(this.connection)
+  }
+
+  async reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Promise<number> {
+    this.assertWritable('reindex')
+    const done = await reindex(this.connection, analyze, progress)
+    await this.setMeta('analyzer_version', String(version))
+    return done
+  }
+
+  async stats(): Promise<Omit<StoreStats, 'path'>> {
+    return stats(this.connection, Number((await this.meta('analyzer_version')) ?? 0))
+  }
+
+  async redactionPending(): Promise<boolean> {
+    return (await this.meta(REDACT_PASS_META)) !== undefined
+  }
+
+  async markRedactionPending(): Promise<void> {
+    await this.setMeta(REDACT_PASS_META, (await this.meta(REDACT_PASS_META)) ?? '0')
+  }
+
+  /** Every row's hash is of its stored form (PostgreSQL stores were created under that rule). */
+  async rowHashesCurrent(): Promise<boolean> {
+    return (await this.meta(ROW_HASH_META)) === ROW_HASH_STORED
+  }
+
+  async vacuumDue(): Promise<boolean> {
+    return (await this.meta(VACUUM_DUE_META)) !== undefined
+  }
+
+  async redactStored(redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+    this.assertWritable('redact stored rows')
+    return redactStored(this.connection, redaction, analyze, progress)
+  }
+
+  setWritable(writable: boolean): void {
+    this.writable = writable
+  }
+
+  /** A server-side store cannot be deleted from under a connection unnoticed: a dropped table fails every statement. */
+  assertInPlace(): void {}
+
+  async integrityCheck(): Promise<string[]> {
+    return integrityCheck(this.connection)
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The PostgreSQL connection: connection string reading, a small node-postgres pool, typed errors,
+ * transactions (retried on deadlock and serialization failures), and migrations under an
+ * advisory lock so several processes opening one store at once migrate it exactly once.
+ */
+import pg from 'pg'
+import { ShadowStoreError } from '../errors.ts'
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.ts'
+
+export interface PostgresBackendOptions {
+  readonly readOnly?: boolean
+  /** How long a statement waits for a lock, and a connection attempt for the server, ms. Default 5000. */
+  readonly busyTimeoutMs?: number
+  /** Connections per process. Default 4. */
+  readonly poolSize?: number
+}
+
+/** `postgres://` and `postgresql://` connection strings select this backend. */
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(location)
+}
+
+/** A store location safe to print: a connection string without its password, a file path as it is. */
+export function displayLocation(location: string): string {
+  if (!isPostgresLocation(location)) return location
+  try {
+    const url = new URL(location)
+    if (url.password !== '') url.password = '***'
+    return url.href
+  } catch {
+    return 'postgres://(unparsable location)'
+  }
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+export const DEFAULT_SCHEMA = 'dsh_shadow'
+
+export interface PostgresLocation {
+  /** What node-postgres connects with (our `schema` parameter removed). */
+  readonly connectionString: string
+  readonly schema: string
+  /** The location without its password: safe to print. */
+  readonly display: string
+}
+
+export function parseLocation(location: string): PostgresLocation {
+  let url: URL
+  try {
+    url = new URL(location)
+  } catch {
+    throw new ShadowStoreError('INVALID_INPUT', 'shadow store location is not a valid postgres:// URL')
+  }
+  const schema = url.searchParams.get('schema') ?? DEFAULT_SCHEMA
+  if (!SCHEMA_NAME.test(schema)) throw new ShadowStoreError('INVALID_INPUT', `schema ${JSON.stringify(schema)} must be a lowercase SQL identifier (letters, digits, _)`)
+  url.searchParams.delete('schema')
+  const display = new URL(url.href)
+  if (display.password !== '') display.password = '***'
+  display.searchParams.set('schema', schema)
+  return { connectionString: url.href, schema, display: display.href }
+}
+
+/** Map a node-postgres or socket failure to a typed store error (never with the password: pg errors do not carry it). */
+export function pgError(error: unknown, action: string, where: string): ShadowStoreError {
+  if (error instanceof ShadowStoreError) return error
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+  const detail = error instanceof Error ? error.message : String(error)
+  const text = typeof code === 'string' ? code : ''
+  if (text === '53100') return new ShadowStoreError('FULL', `shadow store ${where} ${action}: the database server's disk is full: ${detail}`, { cause: error })
+  if (text === '23505') return new ShadowStoreError('CONFLICT', `shadow store ${where} ${action}: ${detail}`, { cause: error })
+  if (text === '3F000' || text === '42P01') return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action}: the store's tables are gone (${detail}); reopen to recreate them`, { cause: error })
+  if (text.startsWith('08') || text.startsWith('57P') || text === 'ECONNREFUSED' || text === 'ECONNRESET' || text === 'ETIMEDOUT' || text === 'ENOTFOUND' || text === 'EHOSTUNREACH'
+    || /terminated|timeout|connect/i.test(detail)) {
+    return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} is unreachable (${action}): ${detail}`, { cause: error })
+  }
+  return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action} failed: ${detail}${text === '' ? '' : ` (${text})`}`, { cause: error })
+}
+
+/** Failures a transaction is retried on: the other writer won; doing it again is correct. */
+const RETRYABLE = new Set(['40001', '40P01'])
+
+export type Db = pg.PoolClient | pg.Pool
+
+/** bigint columns come back as numbers (every stored integer is a safe integer: seqs, times, counts). */
+const types = {
+  getTypeParser(oid: number, format?: string): (value: string) => unknown {
+    if (oid === 20) return (value: string) => Number(value)
+    return pg.types.getTypeParser(oid, format as 'text') as (value: string) => unknown
+  },
+}
+
+export class PgConnection {
+  readonly location: PostgresLocation
+  readonly pool: pg.Pool
+  readonly readOnly: boolean
+  private closed = false
+
+  constructor(location: PostgresLocation, options: PostgresBackendOptions) {
+    this.location = location
+    this.readOnly = options.readOnly === true
+    const busy = Math.max(1, Math.floor(options.busyTimeoutMs ?? 5_000))
+    const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`, '-c statement_timeout=60000']
+    if (this.readOnly) settings.push('-c default_transaction_read_only=on')
+    this.pool = new pg.Pool({
+      connectionString: location.connectionString,
+      options: settings.join(' '),
+      max: Math.max(1, Math.floor(options.poolSize ?? 4)),
+      connectionTimeoutMillis: busy,
+      idleTimeoutMillis: 30_000,
+      types,
+    })
+    // an idle connection the server dropped reports here; the next query gets a fresh one
+    this.pool.on('error', () => {})
+  }
+
+  private check(action: string): void {
+    if (this.closed) throw new ShadowStoreError('CLOSED', `shadow store ${this.location.display} is closed (${action})`)
+  }
+
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(action: string, sql: string, params: unknown[] = [], db: Db = this.pool): Promise<R[]> {
+    this.check(action)
+    try {
+      return (await db.query<R>(sql, params)).rows
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    }
+  }
+
+  /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
+  async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.check(action)
+    for (let attempt = 1; ; attempt += 1) {
+      let client: pg.PoolClient
+      try {
+        client = await this.pool.connect()
+      } catch (error) {
+        throw pgError(error, action, this.location.display)
+      }
+      let broken = false
+      try {
+        await client.query('BEGIN')
+        const value = await work(client)
+        await client.query('COMMIT')
+        return value
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK')
+        } catch {
+          broken = true
+        }
+        const code = (error as { code?: unknown }).code ?? ((error as { cause?: { code?: unknown } }).cause?.code)
+        if (typeof code === 'string' && RETRYABLE.has(code) && attempt < 5) continue
+        throw pgError(error, action, this.location.display)
+      } finally {
+        client.release(broken)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      await this.pool.end()
+    } catch {
+      // closing after the server went away must not throw at shutdown
+    }
+  }
+}
+
+/** A stable 32-bit key for the store's migration lock. */
+function lockKey(schema: string): number {
+  let hash = 0x811c9dc5
+  for (const char of `dsh-shadow:${schema}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193)
+  return hash | 0
+}
+
+/**
+ * Create or upgrade the store's schema (writable opens), or check it (read-only opens). Typed
+ * errors: NOT_FOUND (read-only, no store), SCHEMA_TOO_OLD, SCHEMA_TOO_NEW, CORRUPT (the schema
+ * holds tables that are not a shadow store).
+ */
+export async function migrate(connection: PgConnection): Promise<void> {
+  const { schema, display } = connection.location
+  const versionOf = async (db: Db): Promise<number | undefined> => {
+    const meta = await connection.query<{ present: boolean }>('open', 'SELECT to_regclass($1) IS NOT NULL AS present', [`${schema}.meta`], db)
+    if (meta[0]?.present !== true) return undefined
+    const rows = await connection.query<{ value: string }>('open', "SELECT value FROM meta WHERE key = 'schema_version'", [], db)
+    return rows[0] === undefined ? undefined : Number(rows[0].value)
+  }
+  const tooNew = (version: number): ShadowStoreError =>
+    new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${display} has schema ${version}; this version understands up to ${PG_SCHEMA_VERSION}`)
+  if (connection.readOnly) {
+    const version = await versionOf(connection.pool)
+    if (version === undefined) throw new ShadowStoreError('NOT_FOUND', `no shadow store at ${display}`)
+    if (version > PG_SCHEMA_VERSION) throw tooNew(version)
+    if (version < PG_SCHEMA_VERSION) throw new ShadowStoreError('SCHEMA_TOO_OLD', `shadow store ${display} has schema ${version}, older than ${PG_SCHEMA_VERSION}: open it writable once (e.g. start dsh, or any dsh-shadow command without --read-only) to upgrade it`)
+    return
+  }
+  await connection.transaction('migrate', async db => {
+    await db.query('SELECT pg_advisory_xact_lock($1)', [lockKey(schema)])
+    await db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    let version = await versionOf(db)
+    if (version === undefined) {
+      const foreign = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1 AND tablename IN ('sessions', 'messages', 'checkpoints')", [schema])
+      if ((foreign.rows[0]?.n ?? 0) > 0) throw new ShadowStoreError('CORRUPT', `schema ${schema} of ${display} holds tables that are not a shadow store; name another schema with ?schema=`)
+      await db.query('CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)')
+      // every row hash of a PostgreSQL store is of the stored (redacted) event
+      await db.query("INSERT INTO meta(key, value) VALUES ('row_hash', 'stored')")
+      version = 0
+    }
+    if (version > PG_SCHEMA_VERSION) throw tooNew(version)
+    if (version === PG_SCHEMA_VERSION) return
+    const trgm = await trgmSchema(db)
+    for (const migration of PG_MIGRATIONS) {
+      if (migration.version <= version) continue
+      await db.query(migration.sql.replaceAll('{trgm}', trgm))
+    }
+    await db.query("INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(PG_SCHEMA_VERSION)])
+  })
+}
+
+/** The schema pg_trgm lives in, installing it (in public) when the database lacks it. */
+async function trgmSchema(db: pg.PoolClient): Promise<string> {
+  const find = async (): Promise<string | undefined> =>
+    (await db.query<{ schema: string }>("SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'")).rows[0]?.schema
+  const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`
+  const found = await find()
+  if (found !== undefined) return quoted(found)
+  // one database-wide lock: stores in other schemas may be installing it at this moment
+  await db.query('SELECT pg_advisory_xact_lock($1)', [lockKey('(pg_trgm)')])
+  const raced = await find()
+  if (raced !== undefined) return quoted(raced)
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public')
+  } catch (error) {
+    throw new ShadowStoreError('UNAVAILABLE', `the shadow store needs the pg_trgm extension and could not install it (${error instanceof Error ? error.message : String(error)}); ask the database owner to run CREATE EXTENSION pg_trgm`, { cause: error })
+  }
+  return 'public'
+}

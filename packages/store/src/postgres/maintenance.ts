@@ -1,0 +1,181 @@
+/** Retention, vacuum, reindex, stats and the self-check on PostgreSQL. */
+import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
+import type { StoreStats } from '../types.ts'
+import type { PgConnection } from './connection.ts'
+import { ROW_BYTES } from './rows.ts'
+import { PG_SCHEMA_VERSION, PG_TABLES } from './schema.ts'
+import { gramsText, tsvectorText } from './tokens.ts'
+
+export async function retentionUsage(connection: PgConnection): Promise<RetentionUsage[]> {
+  const rows = await connection.query<{ session_id: string; workspace: string | null; bytes: number }>('measure retention', `
+    SELECT s.session_id, s.workspace, coalesce(sum(${ROW_BYTES}), 0)::bigint AS bytes
+    FROM sessions s LEFT JOIN messages m ON m.session_id = s.session_id AND m.expired_at IS NULL
+    GROUP BY s.session_id, s.workspace ORDER BY s.session_id`)
+  return rows.map(row => ({ sessionId: row.session_id, workspace: row.workspace, bytes: row.bytes }))
+}
+
+export async function retentionCandidates(connection: PgConnection): Promise<RetentionCandidate[]> {
+  const rows = await connection.query<{ session_id: string; elided_by: string; n: number; bytes: number; newest: number }>('list retention candidates', `
+    SELECT m.session_id, m.elided_by, count(*)::bigint AS n, sum(${ROW_BYTES})::bigint AS bytes, max(m.time) AS newest
+    FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
+      -- a fork sees its parent's rows below the fork point on its own surface: never drop those
+      AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
+    GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by`)
+  return rows.map(row => ({ sessionId: row.session_id, checkpointId: row.elided_by, rows: row.n, bytes: row.bytes, newest: row.newest }))
+}
+
+export async function expireCheckpoint(connection: PgConnection, checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
+  return connection.transaction('expire originals', async db => {
+    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL ORDER BY m.id FOR UPDATE`, [checkpointId])
+    if (found.rows.length === 0) return { rows: 0, bytes: 0 }
+    const ids = found.rows.map(row => row.id)
+    // content and index entries go; identity and hash stay (the log still verifies)
+    await db.query("UPDATE messages SET text = ''::bytea, event_json = ''::bytea, words = ''::tsvector, grams = '', expired_at = $1 WHERE id = ANY($2::bigint[])", [time, ids])
+    await db.query('UPDATE checkpoints SET expired_at = coalesce(expired_at, $1), expired_rows = expired_rows + $2 WHERE checkpoint_id = $3', [time, ids.length, checkpointId])
+    return { rows: ids.length, bytes: found.rows.reduce((sum, row) => sum + Number(row.bytes), 0) }
+  })
+}
+
+export async function vacuum(connection: PgConnection): Promise<void> {
+  for (const table of PG_TABLES) await connection.query('vacuum', `VACUUM (ANALYZE) ${table}`)
+  await connection.query('vacuum', "DELETE FROM meta WHERE key = 'vacuum_due'")
+}
+
+const REINDEX_PAGE = 2_000
+
+export async function reindex(connection: PgConnection, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<number> {
+  const total = (await connection.query<{ n: number }>('reindex', 'SELECT count(*)::bigint AS n FROM messages'))[0]?.n ?? 0
+  let done = 0
+  let after = 0
+  for (;;) {
+    const rows = await connection.query<{ id: number; text: Buffer; tag: string; expired_at: number | null }>('reindex',
+      'SELECT m.id, m.text, s.tag, m.expired_at FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REINDEX_PAGE])
+    if (rows.length === 0) break
+    const live = rows.filter(row => row.expired_at === null)
+    const views = live.map(row => analyze(Buffer.from(row.text).toString('utf8')))
+    await connection.query('reindex', `
+      UPDATE messages m SET words = r.words::tsvector, grams = r.grams FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, words, grams) WHERE m.id = r.id`,
+    [live.map(row => row.id), views.map((view, index) => tsvectorText(view.words, live[index]!.tag)), views.map(view => gramsText(view.grams))])
+    done += rows.length
+    after = rows.at(-1)!.id
+    progress?.(done, total)
+  }
+  return done
+}
+
+export async function stats(connection: PgConnection, analyzerVersion: number): Promise<Omit<StoreStats, 'path'>> {
+  const [row] = await connection.query<Record<string, number>>('stats', `
+    SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM messages)::bigint AS messages,
+      (SELECT count(*) FROM checkpoints)::bigint AS checkpoints, (SELECT count(*) FROM recalls)::bigint AS recalls,
+      (SELECT coalesce(sum(octet_length(text)), 0) FROM messages)::bigint AS text_bytes,
+      (SELECT count(*) FROM messages WHERE expired_at IS NOT NULL)::bigint AS expired,
+      (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname = ANY($2::text[]))::bigint AS bytes`, [connection.location.schema, [...PG_TABLES]])
+  return {
+    schemaVersion: PG_SCHEMA_VERSION,
+    analyzerVersion,
+    sessions: row!['sessions']!,
+    messages: row!['messages']!,
+    checkpoints: row!['checkpoints']!,
+    recalls: row!['recalls']!,
+    bytes: row!['bytes']!,
+    textBytes: row!['text_bytes']!,
+    expired: row!['expired']!,
+  }
+}
+
+/** Counters agree with the rows; every live row is in its session's scope; every row's session exists. */
+export async function integrityCheck(connection: PgConnection): Promise<string[]> {
+  const problems: string[] = []
+  const counters = await connection.query<{ session_id: string; stored: number; counted: number }>('integrity check', `
+    SELECT s.session_id, s.message_count AS stored, coalesce(c.n, 0)::bigint AS counted FROM sessions s
+    LEFT JOIN (SELECT session_id, count(*) AS n FROM messages GROUP BY session_id) c ON c.session_id = s.session_id
+    WHERE s.message_count <> coalesce(c.n, 0) LIMIT 20`)
+  for (const row of counters) problems.push(`session ${row.session_id}: message_count ${row.stored} but ${row.counted} rows`)
+  const orphans = await connection.query<{ n: number }>('integrity check', 'SELECT count(*)::bigint AS n FROM messages m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = m.session_id)')
+  if ((orphans[0]?.n ?? 0) > 0) problems.push(`${orphans[0]!.n} messages belong to no session`)
+  const unscoped = await connection.query<{ n: number }>('integrity check', `
+    SELECT count(*)::bigint AS n FROM messages m JOIN sessions s ON s.session_id = m.session_id
+    WHERE m.expired_at IS NULL AND NOT (m.words @@ ('''~s:' || s.tag || '''')::tsquery)`)
+  if ((unscoped[0]?.n ?? 0) > 0) problems.push(`${unscoped[0]!.n} live messages are missing from their session's index scope`)
+  return problems
+}
+
+/** How a redaction pass rewrites stored text (the store's redactor and its row hash). */
+export interface StoredRedaction {
+  text(text: string): string
+  json(json: string): string
+  hash(storedJson: string): string
+}
+
+export const REDACT_PASS_META = 'redact_pass'
+export const ROW_HASH_META = 'row_hash'
+export const ROW_HASH_STORED = 'stored'
+export const VACUUM_DUE_META = 'vacuum_due'
+const REDACT_BATCH = 500
+
+async function setMeta(connection: PgConnection, key: string, value: string): Promise<void> {
+  await connection.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+}
+
+/**
+ * Redact what is already stored: message text and event JSON (with their hashes and index
+ * entries), checkpoint footers and errors, recall queries. Resumable: the last row done is kept in
+ * meta with each batch. VACUUM afterwards (old row versions hold the old text until it runs).
+ */
+export async function redactStored(connection: PgConnection, redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+  const total = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages'))[0]?.n ?? 0
+  let after = Number((await connection.query<{ value: string }>('redact stored rows', 'SELECT value FROM meta WHERE key = $1', [REDACT_PASS_META]))[0]?.value ?? 0)
+  let done = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages WHERE id <= $1', [after]))[0]?.n ?? 0
+  let changed = 0
+  for (;;) {
+    const rows = await connection.query<{ id: number; text: Buffer; event_json: Buffer; hash: string; expired_at: number | null; tag: string }>('redact stored rows',
+      'SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REDACT_BATCH])
+    if (rows.length === 0) break
+    changed += await connection.transaction('redact stored rows', async db => {
+      let count = 0
+      for (const row of rows) {
+        const text = Buffer.from(row.text).toString('utf8')
+        const json = Buffer.from(row.event_json).toString('utf8')
+        const redactedText = redaction.text(text)
+        const redactedJson = json.length === 0 ? json : redaction.json(json)
+        if (redactedText === text && redactedJson === json) {
+          // a row kept by an older version may have the hash of its unredacted event: replace it
+          const hash = redaction.hash(json)
+          if (json.length > 0 && row.hash !== hash) await db.query('UPDATE messages SET hash = $1 WHERE id = $2', [hash, row.id])
+          continue
+        }
+        const views = row.expired_at === null ? analyze(redactedText) : { words: '', grams: '' }
+        await db.query('UPDATE messages SET text = $1, event_json = $2, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
+          Buffer.from(redactedText, 'utf8'), Buffer.from(redactedJson, 'utf8'), redaction.hash(redactedJson),
+          row.expired_at === null ? tsvectorText(views.words, row.tag) : '', gramsText(views.grams), row.id])
+        count += 1
+      }
+      await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])
+      return count
+    })
+    after = rows.at(-1)!.id
+    done += rows.length
+    progress?.(done, total)
+  }
+  await connection.transaction('redact stored rows', async db => {
+    for (const row of (await db.query<{ checkpoint_id: string; footer: string | null; error: string | null }>('SELECT checkpoint_id, footer, error FROM checkpoints')).rows) {
+      const footer = row.footer === null ? null : redaction.text(row.footer)
+      const error = row.error === null ? null : redaction.text(row.error)
+      if (footer !== row.footer || error !== row.error) await db.query('UPDATE checkpoints SET footer = $1, error = $2 WHERE checkpoint_id = $3', [footer, error, row.checkpoint_id])
+    }
+    for (const row of (await db.query<{ id: number; query: string }>('SELECT id, query FROM recalls WHERE query IS NOT NULL')).rows) {
+      const query = redaction.text(row.query)
+      if (query !== row.query) await db.query('UPDATE recalls SET query = $1 WHERE id = $2', [query, row.id])
+    }
+    await db.query('DELETE FROM meta WHERE key = $1', [REDACT_PASS_META])
+  })
+  await setMeta(connection, ROW_HASH_META, ROW_HASH_STORED)
+  await setMeta(connection, VACUUM_DUE_META, 'redaction')
+  try {
+    await vacuum(connection)
+  } catch {
+    // stays due: the next vacuum() does it
+  }
+  return { rows: done, changed }
+}

@@ -1,0 +1,120 @@
+/**
+ * PostgreSQL schema of the shadow store, as an ordered list of migrations. Every table lives in
+ * the store's own schema (`?schema=` of the connection string, default `dsh_shadow`); pg_trgm's
+ * operator class is named with the schema the extension lives in (`{trgm}`), wherever that is.
+ */
+
+export interface PgMigration {
+  readonly version: number
+  /** Statements run in one transaction; `{trgm}` is replaced by pg_trgm's schema. */
+  readonly sql: string
+}
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE sessions (
+        session_id        text PRIMARY KEY,
+        tag               text NOT NULL UNIQUE,
+        parent_session_id text,
+        fork_seq          bigint,
+        workspace         text,
+        created_at        bigint,
+        message_count     bigint NOT NULL DEFAULT 0,
+        last_seq          bigint NOT NULL DEFAULT -1,
+        first_time        bigint,
+        last_time         bigint
+      );
+      CREATE INDEX sessions_workspace ON sessions(workspace);
+      CREATE INDEX sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;
+
+      -- One row per model-visible message, keyed by (session, dsh log seq). The id orders rows by
+      -- arrival ("newest first" lists). Text and event JSON are bytea: lossless, NUL included
+      -- (PostgreSQL text cannot hold NUL); TOAST compresses the long ones.
+      CREATE TABLE messages (
+        id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id  text NOT NULL,
+        seq         bigint NOT NULL,
+        shadow_id   text NOT NULL,
+        event_type  text NOT NULL,
+        role        text NOT NULL,
+        source_kind text NOT NULL,
+        turn        bigint,
+        step        bigint,
+        tool_name   text,
+        call_id     text,
+        time        bigint NOT NULL,
+        tokens      bigint NOT NULL,
+        hash        text NOT NULL,
+        event_json  bytea NOT NULL,
+        text        bytea NOT NULL,
+        elided_by   text,
+        expired_at  bigint,
+        -- the analyzer's word lexemes plus the session's scope lexeme (see tokens.ts)
+        words       tsvector NOT NULL,
+        -- the analyzer's literal anchors, lowercased, for substring search
+        grams       text NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX messages_time ON messages(session_id, time);
+      CREATE INDEX messages_words ON messages USING gin (words);
+      CREATE INDEX messages_grams ON messages USING gin (grams {trgm}.gin_trgm_ops);
+      CREATE INDEX messages_elided ON messages(elided_by) WHERE elided_by IS NOT NULL AND expired_at IS NULL;
+      CREATE INDEX messages_call ON messages(session_id, call_id) WHERE call_id IS NOT NULL AND role = 'tool';
+
+      -- An assistant message may carry several call ids: one row per id.
+      CREATE TABLE message_calls (
+        session_id text NOT NULL,
+        call_id    text NOT NULL,
+        seq        bigint NOT NULL,
+        PRIMARY KEY (session_id, call_id, seq)
+      );
+
+      CREATE TABLE checkpoints (
+        id              bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        checkpoint_id   text PRIMARY KEY,
+        session_id      text NOT NULL,
+        engine          text NOT NULL,
+        status          text NOT NULL,
+        "trigger"       text,
+        start_seq       bigint,
+        summary_seq     bigint,
+        replace_seq     bigint,
+        shadowed_seqs   text NOT NULL,
+        first_seq       bigint,
+        last_seq        bigint,
+        first_shadow_id text,
+        last_shadow_id  text,
+        time_from       bigint,
+        time_to         bigint,
+        message_count   bigint NOT NULL,
+        shadowed_tokens bigint,
+        summary_tokens  bigint,
+        footer          text,
+        error           text,
+        created_at      bigint NOT NULL,
+        expired_at      bigint,
+        expired_rows    bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX checkpoints_session ON checkpoints(session_id, created_at);
+
+      CREATE TABLE recalls (
+        id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id     text NOT NULL,
+        seq            bigint,
+        time           bigint NOT NULL,
+        kind           text NOT NULL,
+        query          text,
+        shadow_ids     text NOT NULL,
+        checkpoint_ids text NOT NULL
+      );
+      CREATE INDEX recalls_session ON recalls(session_id, time);
+    `,
+  },
+]
+
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)!.version
+
+/** The tables of one store (what its size counts). */
+export const PG_TABLES = ['meta', 'sessions', 'messages', 'message_calls', 'checkpoints', 'recalls'] as const

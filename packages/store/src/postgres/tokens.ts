@@ -1,0 +1,83 @@
+/**
+ * The store's analyzer output as PostgreSQL index values. The `words` view is split, folded and
+ * stemmed here the way SQLite's `porter unicode61 remove_diacritics 2` tokenizer treats it, and the
+ * lexemes go into a `tsvector` as they are (no text search parser or dictionary touches them), so
+ * CJK words and bigrams, camelCase parts and stems match exactly as on SQLite. The `grams` view is
+ * kept lowercased as text for a pg_trgm index that answers substring queries.
+ */
+import { stemmer } from 'stemmer'
+
+/** Tokens as unicode61 sees them once diacritics are folded: runs of letters and digits. */
+const TOKEN = /[\p{L}\p{N}]+/gu
+const MARKS = /\p{M}+/gu
+/** Lexemes longer than this are not indexed (PostgreSQL's own limit is 2047 bytes). */
+const MAX_LEXEME_CHARS = 200
+/** A tsvector holds at most 1 MB; stop adding lexemes well before. */
+const MAX_TSVECTOR_BYTES = 900_000
+
+/** The lexemes of one analyzed text, in first-seen order, without duplicates. */
+export function lexemes(words: string): string[] {
+  const folded = words.toLowerCase().normalize('NFKD').replace(MARKS, '')
+  const seen = new Set<string>()
+  let bytes = 0
+  for (const match of folded.matchAll(TOKEN)) {
+    const token = match[0]
+    if (token.length > MAX_LEXEME_CHARS) continue
+    const lexeme = /^[a-z]{3,}$/.test(token) ? stemmer(token) : token
+    if (seen.has(lexeme)) continue
+    bytes += Buffer.byteLength(lexeme) + 8
+    if (bytes > MAX_TSVECTOR_BYTES) break
+    seen.add(lexeme)
+  }
+  return [...seen]
+}
+
+/** The lexeme that puts a row in its session's scope (cannot collide: word lexemes have no `:`). */
+export function scopeLexeme(tag: string): string {
+  return `~s:${tag}`
+}
+
+/** One lexeme quoted for tsvector or tsquery input: never parsed as operators. */
+function quote(lexeme: string): string {
+  return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
+}
+
+/** tsvector input of a row: its word lexemes and its scope lexeme. */
+export function tsvectorText(words: string, tag: string): string {
+  return [...lexemes(words), scopeLexeme(tag)].map(quote).join(' ')
+}
+
+/**
+ * tsquery input for index terms (each term analysed like a document; a term of several lexemes
+ * needs all of them), or undefined when no term has a lexeme.
+ */
+export function termsQuery(terms: readonly string[], operator: 'and' | 'or'): string | undefined {
+  const parts = terms.map(termQuery).filter((part): part is string => part !== undefined)
+  if (parts.length === 0) return undefined
+  return parts.join(operator === 'and' ? ' & ' : ' | ')
+}
+
+export function termQuery(term: string): string | undefined {
+  const found = lexemes(term)
+  return found.length === 0 ? undefined : lexemeQuery(found)
+}
+
+/** tsquery input requiring all of these lexemes. */
+export function lexemeQuery(found: readonly string[]): string {
+  return `(${found.map(quote).join(' & ')})`
+}
+
+/** tsquery input matching any of these sessions' scope lexemes. */
+export function scopeQuery(tags: readonly string[]): string {
+  return `(${tags.map(tag => quote(scopeLexeme(tag))).join(' | ')})`
+}
+
+/** The grams view as stored: lowercased, so substring matching is case-insensitive like FTS5's trigram. */
+export function gramsText(grams: string): string {
+  return grams.toLowerCase()
+}
+
+/** A LIKE pattern for one substring (`\` escapes, the server's default). */
+export function likePattern(substring: string): string {
+  return `%${substring.toLowerCase().replace(/[\\%_]/g, char => `\\${char}`)}%`
+}

@@ -1,0 +1,118 @@
+/**
+ * Message writes on PostgreSQL: idempotent upserts keyed by (session, seq) for many concurrent
+ * writers. Existing rows are locked first, new rows inserted with ON CONFLICT DO NOTHING (another
+ * writer may insert the same row at the same moment: it is then compared like an existing one),
+ * session counters bumped last, all in one transaction; rows in (session, seq) order and sessions
+ * in id order so two writers never wait on each other in a cycle.
+ */
+import type pg from 'pg'
+import type { PreparedMessage } from '../backend.ts'
+import { failpoint } from '../failpoint.ts'
+import type { AppendResult } from '../types.ts'
+import { gramsText, tsvectorText } from './tokens.ts'
+
+interface Touched {
+  added: number
+  maxSeq: number
+  minTime: number
+  maxTime: number
+}
+
+const COLUMNS = ['session_id', 'seq', 'shadow_id', 'event_type', 'role', 'source_kind', 'turn', 'step', 'tool_name', 'call_id', 'time', 'tokens', 'hash', 'event_json', 'text', 'words', 'grams'] as const
+const TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'text', 'bytea', 'bytea', 'text', 'text'] as const
+
+function columnsOf(rows: readonly PreparedMessage[]): unknown[][] {
+  const columns: unknown[][] = COLUMNS.map(() => [])
+  for (const row of rows) {
+    const values = [row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash,
+      Buffer.from(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag), gramsText(row.grams)]
+    values.forEach((value, index) => columns[index]!.push(value))
+  }
+  return columns
+}
+
+const UNNEST = `unnest(${TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')}) AS r(${COLUMNS.join(', ')})`
+const INSERT_SQL = `
+  INSERT INTO messages(${COLUMNS.join(', ')})
+  SELECT ${COLUMNS.map(column => column === 'words' ? 'r.words::tsvector' : `r.${column}`).join(', ')} FROM ${UNNEST}
+  ON CONFLICT (session_id, seq) DO NOTHING
+  RETURNING session_id, seq`
+const UPDATE_SQL = `
+  UPDATE messages m SET event_type = r.event_type, role = r.role, source_kind = r.source_kind, turn = r.turn, step = r.step, tool_name = r.tool_name,
+    call_id = r.call_id, time = r.time, tokens = r.tokens, hash = r.hash, event_json = r.event_json, text = r.text, words = r.words::tsvector, grams = r.grams,
+    elided_by = NULL, expired_at = NULL
+  FROM ${UNNEST} WHERE m.session_id = r.session_id AND m.seq = r.seq`
+
+const key = (sessionId: string, seq: number): string => `${sessionId}\u0000${seq}`
+
+/** Write one batch in the caller's transaction. */
+export async function appendRows(db: pg.PoolClient, input: readonly PreparedMessage[]): Promise<AppendResult> {
+  // Within a batch a later row for the same (session, seq) wins, as if written one after another.
+  const last = new Map<string, PreparedMessage>()
+  for (const row of input) last.set(key(row.sessionId, row.seq), row)
+  const rows = [...last.values()].toSorted((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : a.seq - b.seq))
+  let unchanged = input.length - rows.length
+  let written = 0
+  let replaced = 0
+  const sessions = [...new Set(rows.map(row => row.sessionId))]
+  const stored = new Map<string, string>()
+  const lockExisting = async (targets: readonly PreparedMessage[]): Promise<void> => {
+    if (targets.length === 0) return
+    const found = await db.query<{ session_id: string; seq: number; hash: string }>(
+      'SELECT session_id, seq, hash FROM messages WHERE (session_id, seq) IN (SELECT * FROM unnest($1::text[], $2::bigint[])) ORDER BY session_id, seq FOR UPDATE',
+      [targets.map(row => row.sessionId), targets.map(row => row.seq)],
+    )
+    for (const row of found.rows) stored.set(key(row.session_id, row.seq), row.hash)
+  }
+  await lockExisting(rows)
+  const fresh = rows.filter(row => !stored.has(key(row.sessionId, row.seq)))
+  const inserted = new Set<string>()
+  if (fresh.length > 0) {
+    const result = await db.query<{ session_id: string; seq: number }>(INSERT_SQL, columnsOf(fresh))
+    for (const row of result.rows) inserted.add(key(row.session_id, row.seq))
+    // a kill here leaves an open transaction: PostgreSQL must roll all of it back
+    if (inserted.size > 0) failpoint('store.mid-append')
+  }
+  written = inserted.size
+  // rows another writer inserted between our lock and our insert: compare them as existing rows
+  await lockExisting(fresh.filter(row => !inserted.has(key(row.sessionId, row.seq))))
+  const changed: PreparedMessage[] = []
+  for (const row of rows) {
+    const id = key(row.sessionId, row.seq)
+    if (inserted.has(id)) continue
+    if (stored.get(id) === row.hash) unchanged += 1
+    else changed.push(row)
+  }
+  if (changed.length > 0) {
+    await db.query(UPDATE_SQL, columnsOf(changed))
+    await db.query('DELETE FROM message_calls WHERE (session_id, seq) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))', [changed.map(row => row.sessionId), changed.map(row => row.seq)])
+    replaced = changed.length
+  }
+  const calls = [...rows.filter(row => inserted.has(key(row.sessionId, row.seq))), ...changed]
+    .filter(row => row.role === 'assistant' && row.callId !== null)
+    .flatMap(row => row.callId!.split(' ').filter(call => call.length > 0).map(call => ({ sessionId: row.sessionId, call, seq: row.seq })))
+  if (calls.length > 0) {
+    await db.query('INSERT INTO message_calls(session_id, call_id, seq) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ON CONFLICT DO NOTHING',
+      [calls.map(call => call.sessionId), calls.map(call => call.call), calls.map(call => call.seq)])
+  }
+  const touched = new Map<string, Touched>()
+  for (const row of rows) {
+    const id = key(row.sessionId, row.seq)
+    if (!inserted.has(id) && stored.get(id) === row.hash) continue
+    const entry = touched.get(row.sessionId) ?? { added: 0, maxSeq: -1, minTime: Number.POSITIVE_INFINITY, maxTime: Number.NEGATIVE_INFINITY }
+    if (inserted.has(id)) entry.added += 1
+    entry.maxSeq = Math.max(entry.maxSeq, row.seq)
+    entry.minTime = Math.min(entry.minTime, row.time)
+    entry.maxTime = Math.max(entry.maxTime, row.time)
+    touched.set(row.sessionId, entry)
+  }
+  for (const sessionId of sessions.toSorted()) {
+    const entry = touched.get(sessionId)
+    if (entry === undefined) continue
+    await db.query(`
+      UPDATE sessions SET message_count = message_count + $2, last_seq = greatest(last_seq, $3),
+        first_time = least(coalesce(first_time, $4), $4), last_time = greatest(coalesce(last_time, $5), $5)
+      WHERE session_id = $1`, [sessionId, entry.added, entry.maxSeq, entry.minTime, entry.maxTime])
+  }
+  return { written, unchanged, replaced }
+}

@@ -1,0 +1,151 @@
+/**
+ * Where a read or search may look: a session's lineage (forks read their parent's rows below the
+ * fork point instead of copying them), wider scopes, and the row filter a backend applies.
+ */
+import type { MessageFilter, MessageMark, ShadowBackend } from './backend.ts'
+import { viewElision } from './elision-view.ts'
+import { ShadowStoreError, invalid } from './errors.ts'
+import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
+import { assertSeq, assertString, assertTime, ROLES } from './validate.ts'
+
+/** Where a read or search may look. */
+export interface ScopeOptions {
+  /** The session asking; its fork ancestors are included up to each fork point. */
+  readonly sessionId: string
+  /** Widen to every session of this workspace (the caller decides whether that is allowed). */
+  readonly workspace?: string
+  /** Widen to every session in the store (CLI use). */
+  readonly allSessions?: boolean
+  /**
+   * The asking session's own rows from this seq on are out of scope (the turn that asks: its
+   * question cannot be its own answer). Ancestors are bounded by the fork point anyway.
+   */
+  readonly beforeSeq?: number
+}
+
+export interface ReadOptions {
+  readonly fromSeq?: number
+  readonly toSeq?: number
+  readonly timeFrom?: number
+  readonly timeTo?: number
+  readonly limit?: number
+  readonly descending?: boolean
+  readonly elidedBy?: string
+}
+
+/** The session whose row holds `seq`: the oldest ancestor whose fork bound is above it. */
+export function ownerOf(segments: readonly LineageSegment[], seq: number): string | undefined {
+  return segments.findLast(segment => seq < segment.belowSeq)?.sessionId
+}
+
+/** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
+export async function lineage(backend: ShadowBackend, sessionId: string): Promise<LineageSegment[]> {
+  assertString(sessionId, 'sessionId')
+  const segments: LineageSegment[] = []
+  let current = await backend.getSession(sessionId)
+  if (current === undefined) return []
+  let below = Number.POSITIVE_INFINITY
+  const seen = new Set<string>()
+  while (current !== undefined && !seen.has(current.sessionId)) {
+    seen.add(current.sessionId)
+    segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
+    if (current.parentSessionId === null) break
+    below = Math.min(below, current.forkSeq ?? 0)
+    current = await backend.getSession(current.parentSessionId)
+  }
+  return segments
+}
+
+/** Resolve which session's history the scope covers, as lineage segments. */
+export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  if (scope.allSessions === true || scope.workspace !== undefined) {
+    const sessions = await backend.listSessions(scope.allSessions === true ? undefined : scope.workspace)
+    const own = await lineage(backend, scope.sessionId)
+    const segments = new Map(own.map(segment => [segment.sessionId, segment]))
+    for (const session of sessions) {
+      if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
+    }
+    return bounded([...segments.values()], scope)
+  }
+  const segments = await lineage(backend, scope.sessionId)
+  if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
+  return bounded(segments, scope)
+}
+
+/** Apply `beforeSeq` to the asking session's own segment. */
+function bounded(segments: LineageSegment[], scope: ScopeOptions): LineageSegment[] {
+  if (scope.beforeSeq === undefined) return segments
+  const before = assertSeq(scope.beforeSeq, 'beforeSeq')
+  return segments.map(segment => (segment.sessionId === scope.sessionId ? { ...segment, belowSeq: Math.min(segment.belowSeq, before) } : segment))
+}
+
+/**
+ * A row of the session's visible history at `seq` (its own, or an ancestor's below the fork), with
+ * `elidedBy` as this reader sees it (marks belong to who compacted: elision-view.ts).
+ */
+export async function lookupInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+  const row = await rowInLineage(backend, segments, seq)
+  return row === undefined ? undefined : (await viewElision(backend, segments, [row]))[0]
+}
+
+/** The stored row at `seq` of a lineage, with its owner's own marks. */
+export async function rowInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+  for (const segment of segments) {
+    if (seq >= segment.belowSeq) continue
+    const row = await backend.getMessage(segment.sessionId, seq)
+    if (row !== undefined) return row
+  }
+  return undefined
+}
+
+/**
+ * Hash and marks of the row each seq resolves to in a lineage (its own, or an ancestor's below
+ * the fork): what `rowInLineage` finds, without reading text. O(seqs) indexed lookups.
+ */
+export async function marksInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark>> {
+  const found = new Map<number, MessageMark>()
+  let rest = [...new Set(seqs)]
+  for (const segment of segments) {
+    if (rest.length === 0) break
+    const here = rest.filter(seq => seq < segment.belowSeq)
+    for (const mark of await backend.messageHashesFor(segment.sessionId, here)) found.set(mark.seq, mark)
+    rest = rest.filter(seq => !found.has(seq))
+  }
+  return found
+}
+
+/**
+ * A checkpoint's originals are rows of its own session's history (its rows and its ancestors'
+ * below the fork): narrow the scope to that, so the seq filter cannot match another session.
+ */
+export async function checkpointScope(backend: ShadowBackend, segments: readonly LineageSegment[], checkpointId: string | undefined): Promise<LineageSegment[]> {
+  if (checkpointId === undefined) return [...segments]
+  const checkpoint = await backend.getCheckpoint(assertString(checkpointId, 'checkpoint id'))
+  if (checkpoint === undefined) return []
+  const bounds = new Map((await lineage(backend, checkpoint.sessionId)).map(segment => [segment.sessionId, segment.belowSeq]))
+  return segments.flatMap(segment => {
+    const below = bounds.get(segment.sessionId)
+    return below === undefined ? [] : [{ ...segment, belowSeq: Math.min(below, segment.belowSeq) }]
+  })
+}
+
+export function messageFilter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
+  const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
+  const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
+  if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)
+  const timeFrom = options.timeFrom === undefined ? undefined : assertTime(options.timeFrom, 'timeFrom')
+  const timeTo = options.timeTo === undefined ? undefined : assertTime(options.timeTo, 'timeTo')
+  if (timeFrom !== undefined && timeTo !== undefined && timeFrom > timeTo) throw invalid('time range is inverted')
+  if (options.roles !== undefined && !Array.isArray(options.roles)) throw invalid('roles must be an array')
+  if (options.roles !== undefined) for (const role of options.roles) if (!ROLES.has(role)) throw invalid(`unknown role ${JSON.stringify(role)}`)
+  return {
+    segments,
+    ...(fromSeq === undefined ? {} : { fromSeq }),
+    ...(toSeq === undefined ? {} : { toSeq }),
+    ...(timeFrom === undefined ? {} : { timeFrom }),
+    ...(timeTo === undefined ? {} : { timeTo }),
+    ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: options.roles }),
+    ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),
+    ...(options.elidedBy === undefined ? {} : { elidedBy: assertString(options.elidedBy, 'checkpoint id') }),
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * Where in a candidate the query is: one linear pass over its tokens (as the index tokenizes them:
+ * letter/digit runs, lowercased, diacritics removed, Porter-stemmed, camelCase parts) finds which
+ * query terms it covers and where, then the densest window becomes the hit's passage and snippet.
+ * Plain functions over text; every backend's candidates go through the same code.
+ *
+ * Work per candidate is bounded: only the first RANK_TEXT_CHARS characters are scanned, at most
+ * MAX_POSITIONS occurrences are kept, and a token is stemmed only when it is short enough to be a
+ * word. A 50 MB tool output costs what 256 KB costs.
+ */
+import { withoutBoilerplate } from '../analyzer.ts'
+import { porterStem } from '../porter.ts'
+
+/** Characters of one candidate that ranking and passages look at. */
+export const RANK_TEXT_CHARS = 256_000
+/** Occurrences of query terms kept per candidate (passages need the densest cluster, not all). */
+export const MAX_POSITIONS = 4_000
+/** Width of a passage: where a read of the hit starts and spends its budget first. */
+export const PASSAGE_CHARS = 1_600
+
+/** unicode61 tokens; CJK runs inside one are cut out (the analyzer rewrites them into words and bigrams). */
+const TOKEN = /[\p{L}\p{N}\p{M}]+/gu
+const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
+
+/** The non-CJK pieces of a token with their offsets (most tokens are ASCII: one piece, no regex). */
+function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
+  if (!NON_ASCII.test(token) || !CJK.test(token)) return [{ text: token, at }]
+  const pieces: Array<{ text: string; at: number }> = []
+  let cursor = 0
+  for (const run of token.matchAll(CJK_RUNS)) {
+    if (run.index > cursor) pieces.push({ text: token.slice(cursor, run.index), at: at + cursor })
+    cursor = run.index + run[0].length
+  }
+  if (cursor < token.length) pieces.push({ text: token.slice(cursor), at: at + cursor })
+  return pieces
+}
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const NON_ASCII = /[^\p{ASCII}]/u
+const INNER_CAPITAL = /[a-z0-9][A-Z]/
+const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
+
+/** Stems of tokens seen lately: a log repeats its words on every line. */
+const STEMS = new Map<string, string>()
+const STEM_CACHE = 20_000
+
+/** A token as the index sees it: lowercased, diacritics removed, stemmed. */
+export function indexTerm(token: string): string {
+  const cached = STEMS.get(token)
+  if (cached !== undefined) return cached
+  let lower = token.toLowerCase()
+  if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
+  const stemmed = porterStem(lower)
+  if (STEMS.size >= STEM_CACHE) STEMS.clear()
+  if (token.length <= 64) STEMS.set(token, stemmed)
+  return stemmed
+}
+
+/**
+ * Porter only rewrites endings: a stem's first two characters (one, for a one-character stem)
+ * begin the token. A token whose head begins no term cannot stem to one and is not stemmed.
+ */
+function headOf(token: string): string {
+  const head = token.slice(0, 2).toLowerCase()
+  return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
+}
+
+export interface TermPosition {
+  readonly at: number
+  readonly length: number
+  /** Index into the scanned terms. */
+  readonly term: number
+}
+
+export interface TermScan {
+  /** Per term (same order): does the text contain it. */
+  readonly covered: boolean[]
+  /** Where, in text order (at most MAX_POSITIONS). */
+  readonly positions: TermPosition[]
+  /** Characters scanned (the text is cut at RANK_TEXT_CHARS). */
+  readonly scanned: number
+}
+
+/**
+ * Which terms (already index terms: stemmed, lowercased) a text contains, and where. Latin terms
+ * match whole tokens or camelCase parts; CJK terms match as substrings (the index bigrams them).
+ * Linear in min(text length, RANK_TEXT_CHARS).
+ */
+export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS): TermScan {
+  const covered = terms.map(() => false)
+  const positions: TermPosition[] = []
+  if (terms.length === 0) return { covered, positions, scanned: 0 }
+  const sample = withoutBoilerplate(text.length > cap ? text.slice(0, cap) : text)
+  const latin = new Map<string, number>()
+  const cjk: Array<{ term: string; index: number }> = []
+  terms.forEach((term, index) => {
+    if (CJK.test(term)) cjk.push({ term, index })
+    else if (!latin.has(term)) latin.set(term, index)
+  })
+  const hit = (at: number, length: number, term: number): void => {
+    covered[term] = true
+    if (positions.length < MAX_POSITIONS) positions.push({ at, length, term })
+  }
+  if (latin.size > 0) {
+    const heads = new Set([...latin.keys()].map(headOf))
+    for (const match of sample.matchAll(TOKEN)) {
+      for (const { text: token, at } of latinPieces(match[0], match.index)) {
+        const camel = token.length <= 200 && INNER_CAPITAL.test(token)
+        if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) continue
+        const whole = latin.get(indexTerm(token))
+        if (whole !== undefined) {
+          hit(at, token.length, whole)
+          continue
+        }
+        if (camel) {
+          let offset = 0
+          for (const part of token.split(CAMEL_SPLIT)) {
+            const index = latin.get(indexTerm(part))
+            if (index !== undefined) hit(at + offset, part.length, index)
+            offset += part.length
+          }
+        }
+      }
+    }
+  }
+  if (cjk.length > 0) {
+    const lower = sample.toLowerCase()
+    const sameLength = lower.length === sample.length
+    for (const { term, index } of cjk) {
+      let found = 0
+      for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+        if (!sameLength) {
+          covered[index] = true
+          break
+        }
+        hit(at, term.length, index)
+        found += 1
+      }
+    }
+    positions.sort((a, b) => a.at - b.at)
+  }
+  return { covered, positions, scanned: sample.length }
+}
+
+/** Share of the query's weight the scan covers (terms without a weight count 1). */
+export function coveredWeight(scan: Pick<TermScan, 'covered'>, terms: readonly string[], weights: ReadonlyMap<string, number>): number {
+  let total = 0
+  let covered = 0
+  terms.forEach((term, index) => {
+    const weight = weights.get(term) ?? 1
+    total += weight
+    if (scan.covered[index] === true) covered += weight
+  })
+  return total === 0 ? 0 : covered / total
+}
+
+export interface Passage {
+  /** Character offsets into the text, [start, end). */
+  readonly start: number
+  readonly end: number
+}
+
+/**
+ * The occurrence a passage and its snippet are built around: in the window, the match of the term
+ * that is rarest in this text for its weight (a word said once in a long output, not the word on
+ * every line), earliest on ties.
+ */
+function anchorOf(positions: readonly TermPosition[], from: number, to: number, weightOf: (term: number) => number): number {
+  const occurrences = new Map<number, number>()
+  for (const position of positions) occurrences.set(position.term, (occurrences.get(position.term) ?? 0) + 1)
+  const score = (position: TermPosition): number => weightOf(position.term) / occurrences.get(position.term)!
+  let anchor = positions[from]!
+  for (let index = from + 1; index <= to; index += 1) {
+    const position = positions[index]!
+    if (score(position) > score(anchor) + 1e-9) anchor = position
+  }
+  return anchor.at
+}
+
+/**
+ * The window of `width` characters holding the most query weight (each term counted once), found
+ * with two pointers over the positions. The passage starts shortly before the window's heaviest
+ * (rarest) match, at a line start when one is near: a read of it shows that match first.
+ */
+export function bestPassage(text: string, scan: TermScan, terms: readonly string[], weights: ReadonlyMap<string, number>, width = PASSAGE_CHARS): Passage {
+  const positions = scan.positions
+  if (positions.length === 0) return { start: 0, end: Math.min(text.length, width) }
+  const counts = new Map<number, number>()
+  const weightOf = (term: number): number => weights.get(terms[term]!) ?? 1
+  let weight = 0
+  let best = -1
+  let bestLeft = 0
+  let bestRight = 0
+  let left = 0
+  for (let right = 0; right < positions.length; right += 1) {
+    const entering = positions[right]!
+    const count = counts.get(entering.term) ?? 0
+    if (count === 0) weight += weightOf(entering.term)
+    counts.set(entering.term, count + 1)
+    while (entering.at + entering.length - positions[left]!.at > width * 0.75) {
+      const leaving = positions[left]!
+      const remaining = counts.get(leaving.term)! - 1
+      counts.set(leaving.term, remaining)
+      if (remaining === 0) weight -= weightOf(leaving.term)
+      left += 1
+    }
+    if (weight > best + 1e-9) {
+      best = weight
+      bestLeft = left
+      bestRight = right
+    }
+  }
+  const anchor = anchorOf(positions, bestLeft, bestRight, weightOf)
+  let start = Math.max(0, anchor - Math.floor(width / 8))
+  const newline = text.lastIndexOf('\n', anchor)
+  if (newline >= start) start = newline + 1
+  else if (newline !== -1 && anchor - newline < width / 4) start = newline + 1
+  return { start, end: Math.min(text.length, start + width) }
+}
+
+export interface PassageSnippet {
+  readonly text: string
+  /** Query pieces the snippet marks (as written in the message, lowercased). */
+  readonly matched: readonly string[]
+}
+
+/**
+ * A snippet of `width` characters inside the passage around its densest matches, each match a
+ * whole token (or an exact literal at token boundaries) wrapped in `**…**`.
+ */
+export function passageSnippet(text: string, passage: Passage, scan: TermScan, literals: readonly string[] = [], width = 240): PassageSnippet {
+  const marks: Array<{ at: number; length: number }> = scan.positions.filter(p => p.at >= passage.start && p.at + p.length <= passage.end)
+  // exact pieces with inner punctuation (paths, versions) are marked where they stand alone
+  const region = text.slice(passage.start, passage.end)
+  const lowerRegion = region.toLowerCase()
+  for (const literal of literals) {
+    if (literal.length < 3 || !/[^\p{L}\p{N}\s]/u.test(literal)) continue
+    for (let at = lowerRegion.indexOf(literal); at !== -1; at = lowerRegion.indexOf(literal, at + literal.length)) {
+      const before = region[at - 1]
+      const after = region[at + literal.length]
+      if ((before === undefined || !/[\p{L}\p{N}]/u.test(before)) && (after === undefined || !/[\p{L}\p{N}]/u.test(after))) marks.push({ at: passage.start + at, length: literal.length })
+    }
+  }
+  marks.sort((a, b) => a.at - b.at || b.length - a.length)
+  // overlapping or touching matches (CJK words and bigrams of one run) are marked as one span
+  const spans: Array<{ at: number; length: number }> = []
+  for (const mark of marks) {
+    const last = spans.at(-1)
+    if (last !== undefined && mark.at <= last.at + last.length) last.length = Math.max(last.length, mark.at + mark.length - last.at)
+    else spans.push({ ...mark })
+  }
+  marks.splice(0, marks.length, ...spans)
+  // the passage starts just before its anchor match: the snippet does too
+  const first = marks.find(mark => mark.at >= passage.start)?.at ?? passage.start
+  const start = marks.length === 0 ? passage.start : Math.max(passage.start, Math.min(first, passage.start + Math.floor(width / 8)) - Math.floor(width / 8))
+  const end = Math.min(text.length, start + width)
+  let out = ''
+  let cursor = start
+  const matched = new Set<string>()
+  for (const mark of marks) {
+    if (mark.at < cursor || mark.at + mark.length > end) continue
+    out += text.slice(cursor, mark.at) + '**' + text.slice(mark.at, mark.at + mark.length) + '**'
+    matched.add(text.slice(mark.at, mark.at + mark.length).toLowerCase())
+    cursor = mark.at + mark.length
+  }
+  out += text.slice(cursor, end)
+  const flat = out.replace(/\s+/g, ' ').trim()
+  return { text: `${start > 0 ? '…' : ''}${flat}${end < text.length ? '…' : ''}`, matched: [...matched] }
+}

@@ -1,0 +1,203 @@
+/**
+ * Search orchestration, the same for every backend: check and analyze the query, resolve the
+ * scope, gather candidates from the backend's index lists, pair calls with results and questions
+ * with their short answers, rank, find each winner's passage, and report what the scope does not
+ * have. A backend only answers the index queries; every statistic ranking uses comes from the
+ * search's own scope, so one session's order never depends on another session's text.
+ */
+import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
+import { CANDIDATE_TEXT_CHARS, type Awaitable, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
+import { invalid } from '../errors.ts'
+import { viewElision } from '../elision-view.ts'
+import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
+import type { LineageSegment, ShadowMessage } from '../types.ts'
+import { assertNames, assertSeq } from '../validate.ts'
+import { bestPassage, passageSnippet, scanTerms } from './passage.ts'
+import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
+import { coverageTerms, fuseRankings, stem } from './ranking.ts'
+import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
+import { answerUnits, callUnits, messageKey } from './units.ts'
+
+/** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
+const PAIRING_POOL = 30
+/** Candidates each index list contributes (at least; more for a larger limit). */
+const CANDIDATE_POOL = 50
+/** Document frequencies are counted up to this many matches. */
+const DF_CAP = 2_000
+/** Newest matches ranked per index list by default (the README's `rankWindow`). */
+export const RANK_WINDOW = 1_000
+/** Rarest query words that get a candidate list of their own. */
+const RARE_LISTS = 6
+/** A word in under this share of the scope's messages is distinctive (absent words always are)... */
+const DISTINCTIVE_SHARE = 0.05
+/** ...and so is one in at most this many (a small scope makes every present word look common). */
+const DISTINCTIVE_FLOOR = 3
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+
+function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
+  if (typeof options !== 'object' || options === null) throw invalid('search options must be an object')
+  const limit = options.limit ?? 10
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw invalid('limit must be an integer from 1 to 200')
+  const rankWindow = options.rankWindow ?? RANK_WINDOW
+  if (rankWindow !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(rankWindow) || rankWindow < 1)) throw invalid('rankWindow must be a positive integer or Infinity')
+  assertNames(options.excludeSourceKinds, 'excludeSourceKinds')
+  assertNames(options.excludeToolNames, 'excludeToolNames')
+  if (options.beforeSeq !== undefined) assertSeq(options.beforeSeq, 'beforeSeq')
+  return { limit, rankWindow }
+}
+
+/**
+ * Ranked full-text search over the scope's history. Query text is data, never FTS syntax.
+ *
+ * Candidates come from index lists (all words, newest first; each of the scope's rarest words,
+ * newest first; substrings over literal anchors). They are ordered by how much of the query's
+ * weight a unit covers (idf from the scope), exact literal matches, BM25 over the scope, recency;
+ * a history of values for the thing asked about puts the newest statement first.
+ */
+export async function search(backend: ShadowBackend, query: string, options: SearchOptions): Promise<SearchResult> {
+  if (typeof query !== 'string') throw invalid('query must be a string')
+  if (query.trim().length === 0) throw invalid('query is empty')
+  if (query.length > MAX_QUERY_CHARS) throw invalid(`query is longer than ${MAX_QUERY_CHARS} characters`)
+  const { limit, rankWindow } = checkOptions(options)
+  const analyzed = analyzeQuery(query)
+  if (analyzed.words.length === 0 && analyzed.grams.length === 0) throw invalid('query has no searchable words')
+  const segments = await scopeSegments(backend, options)
+  const exclusions = {
+    ...(options.excludeSourceKinds === undefined ? {} : { excludeSourceKinds: options.excludeSourceKinds }),
+    ...(options.excludeToolNames === undefined ? {} : { excludeToolNames: options.excludeToolNames }),
+  }
+  const filter: MessageFilter = {
+    // a checkpoint's originals: rows of its own session's history only (scope.ts)
+    ...messageFilter(await checkpointScope(backend, segments, options.checkpointId), {
+      ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
+      ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
+      ...(options.roles === undefined ? {} : { roles: options.roles }),
+      ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
+      ...(options.checkpointId === undefined ? {} : { elidedBy: options.checkpointId }),
+    }),
+    ...exclusions,
+  }
+  const pool = Math.max(CANDIDATE_POOL, limit * 5)
+  const none: IndexResult = { hits: [], windowed: false }
+  const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): Awaitable<IndexResult> =>
+    terms.length === 0 ? none : backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true })
+  // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
+  const scopeDf = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP}) : []
+  const searched = await backend.countMessages(filter)
+  const rare = analyzed.words
+    .map((word, index) => ({ word, df: scopeDf[index] ?? 0 }))
+    .filter(entry => entry.df > 0 && coverageTerms([entry.word]).length > 0)
+    .toSorted((a, b) => a.df - b.df)
+    .slice(0, RARE_LISTS)
+  // the lists are independent: a network backend answers them at once
+  const [all, grams, any, ...rareLists] = await Promise.all([
+    analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : none,
+    list('grams', analyzed.grams, 'or'),
+    rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
+    ...rare.map(entry => list('words', [entry.word], 'or')),
+  ])
+  const lists = [
+    { name: 'all', weight: 1, items: all!.hits },
+    ...rare.map((entry, index) => ({ name: `rare:${entry.word}`, weight: 1, items: rareLists[index]!.hits })),
+    { name: 'grams', weight: 1, items: grams!.hits },
+    ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
+  ]
+  const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
+  const terms = coverageTerms(analyzed.words)
+  const weights = scopeWeights(terms, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
+  // Pair for the leading candidates only: pairing reads a partner row each, and a candidate far
+  // down on its own coverage does not reach the top by its partner.
+  const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
+  const pairable = new Set(fused
+    .map(entry => ({ key: entry.key, covered: single.get(entry.key)!.covered.filter(Boolean).length, score: entry.score }))
+    .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
+    .slice(0, Math.max(PAIRING_POOL, limit * 3))
+    .map(entry => entry.key))
+  // A call stands for its result only when the result itself passes every filter asked for.
+  const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
+    && options.timeFrom === undefined && options.timeTo === undefined && options.checkpointId === undefined
+  const called = await callUnits(backend, fused, segments, foldCalls, pairable)
+  const units = options.roles === undefined && options.toolName === undefined && options.checkpointId === undefined
+    ? await answerUnits(backend, called, segments, filter, pairable)
+    : called
+  // a history's key as the query wrote it: the literal holding all its words ("request_timeout"), else the words
+  const label = (keyTerms: readonly string[]): string[] => {
+    const words = keyTerms.map(term => analyzed.words.find(word => stem(word) === term) ?? term)
+    const literal = analyzed.literals.find(piece => words.every(word => piece.includes(word)))
+    return literal === undefined ? words : [literal.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')]
+  }
+  const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
+  const hits: SearchHit[] = []
+  let reader: LineageSegment[] | undefined
+  for (const { unit } of ranked.units.slice(0, limit)) {
+    // candidates were read without their event JSON and with their text cut: read the winners in
+    // full, except one longer than the cut (a 50 MB output is not copied for a snippet)
+    const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
+    // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
+    const [message] = await viewElision(backend, reader ??= await lineage(backend, options.sessionId), [await full(unit.message)])
+    const call = unit.call === undefined ? undefined : await full(unit.call)
+    hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
+  }
+  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched)
+  return {
+    hits,
+    coverage: { searched, matched: units.length, returned: hits.length },
+    literals: analyzed.literals,
+    terms: report,
+    ...(ranked.history === undefined ? {} : { history: ranked.history }),
+  }
+}
+
+/**
+ * The passage and snippet of a winner, in its own text. When its partner (the call, or the
+ * question answered) holds query words the winner lacks, the snippet shows those first.
+ */
+function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[]): Pick<SearchHit, 'passage' | 'snippet' | 'matched'> {
+  const scan = scanTerms(message.text, terms)
+  const passage = bestPassage(message.text, scan, terms, weights)
+  const own = passageSnippet(message.text, passage, scan, literals)
+  if (partner === undefined) return { passage, snippet: own.text, matched: own.matched }
+  const other = scanTerms(partner.text, terms)
+  if (!other.covered.some((covered, index) => covered && scan.covered[index] !== true)) return { passage, snippet: own.text, matched: own.matched }
+  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, weights), other, literals, 160)
+  return { passage, snippet: `${theirs.text} → ${own.text}`, matched: [...new Set([...theirs.matched, ...own.matched])] }
+}
+
+/**
+ * Per query word: how many messages of the scope have it (no time or role filter: "never
+ * discussed" is about the whole history the session can see) and how many hits.
+ */
+async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number): Promise<QueryTermReport[]> {
+  const report: QueryTermReport[] = []
+  const words = topics.filter(topic => coverageTerms([topic]).length > 0)
+  // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
+  const long = (word: string): boolean => CJK.test(word) && [...word].length >= 3
+  const count = async (index: 'words' | 'grams', list: readonly string[]): Promise<Map<string, number>> => {
+    const numbers = list.length === 0 ? [] : await backend.documentFrequencies({ segments, index, terms: list, cap: DF_CAP })
+    return new Map(list.map((word, at) => [word, numbers[at] ?? 0]))
+  }
+  const wordCounts = await count('words', words.filter(word => !long(word)))
+  const gramCounts = await count('grams', words.filter(long))
+  const scopeTotal = Math.max(1, searched)
+  // each hit (with its call or question) scanned once for every reported word
+  const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
+  const hitScans = hits.map(hit => {
+    const covered = stems.map(() => false)
+    for (const text of [hit.message.text, hit.call?.text, hit.question?.text]) {
+      if (text === undefined) continue
+      scanTerms(text, stems).covered.forEach((found, index) => { if (found) covered[index] = true })
+    }
+    return covered
+  })
+  for (const word of words) {
+    let inScope = (long(word) ? gramCounts : wordCounts).get(word) ?? 0
+    // the count ignores exclusions and fork bounds; a small one is confirmed on the filtered rows
+    if (inScope > 0 && inScope <= 3) {
+      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
+      inScope = found.hits.length === 0 ? 0 : inScope
+    }
+    const inHits = hitScans.filter(covered => covered[words.indexOf(word)] === true).length
+    report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE })
+  }
+  return report
+}

@@ -1,0 +1,39 @@
+/** Schema upgrades on a writable open, and the version check of a read-only one. */
+import { ShadowStoreError } from '../errors.ts'
+import type { SqliteConnection } from './connection.ts'
+import type { Row } from './rows.ts'
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
+
+export function migrate(conn: SqliteConnection): void {
+  const current = currentVersion(conn)
+  if (current > SCHEMA_VERSION) {
+    throw new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
+  }
+  if (current === SCHEMA_VERSION) return
+  conn.transaction(() => {
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue
+      conn.db.exec(migration.sql)
+    }
+    conn.db.prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION))
+  })
+}
+
+export function checkSchema(conn: SqliteConnection): void {
+  const current = currentVersion(conn)
+  if (current === 0) throw new ShadowStoreError('CORRUPT', `${conn.path} is not a shadow store (no schema)`)
+  if (current > SCHEMA_VERSION) throw new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
+  // reads use the current columns; a read-only connection cannot add them
+  if (current < SCHEMA_VERSION) throw new ShadowStoreError('SCHEMA_TOO_OLD', `shadow store ${conn.path} has schema v${current}; open it writable once to upgrade it to v${SCHEMA_VERSION}`)
+}
+
+export function currentVersion(conn: SqliteConnection): number {
+  const hasMeta = conn.db.prepare("SELECT 1 AS ok FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get()
+  if (hasMeta === undefined) {
+    const tables = conn.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as Row
+    if ((tables['n'] as number) > 0) throw new ShadowStoreError('CORRUPT', `${conn.path} is a SQLite database but not a shadow store`)
+    return 0
+  }
+  const row = conn.db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as Row | undefined
+  return row === undefined ? 0 : Number(row['value'])
+}

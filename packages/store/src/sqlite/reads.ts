@@ -1,0 +1,133 @@
+/** Row reads: sessions, messages by key or filter, call partners, counts, checkpoints, recalls. */
+import type { MessageFilter, MessageMark, ReadQuery } from '../backend.ts'
+import { onlySegments } from '../filter.ts'
+import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
+import type { SqliteConnection } from './connection.ts'
+import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { wholeStore } from './search.ts'
+
+export function getSession(conn: SqliteConnection, sessionId: string): ShadowSession | undefined {
+  return conn.guard('read session', () => {
+    const row = conn.stmt('SELECT * FROM sessions WHERE session_id = ?').get(sessionId) as Row | undefined
+    return row === undefined ? undefined : toSession(row)
+  })
+}
+
+export function getSessionByTag(conn: SqliteConnection, tag: string): ShadowSession | undefined {
+  return conn.guard('read session', () => {
+    const row = conn.stmt('SELECT * FROM sessions WHERE tag = ?').get(tag) as Row | undefined
+    return row === undefined ? undefined : toSession(row)
+  })
+}
+
+export function listSessions(conn: SqliteConnection, workspace?: string): ShadowSession[] {
+  return conn.guard('list sessions', () => {
+    const rows = workspace === undefined
+      ? conn.stmt('SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC').all()
+      : conn.stmt('SELECT * FROM sessions WHERE workspace = ? ORDER BY coalesce(last_time, created_at, 0) DESC').all(workspace)
+    return (rows as Row[]).map(toSession)
+  })
+}
+
+export function getMessage(conn: SqliteConnection, sessionId: string, seq: number): ShadowMessage | undefined {
+  return conn.guard('read message', () => {
+    const row = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ? AND m.seq = ?`).get(sessionId, seq) as Row | undefined
+    return row === undefined ? undefined : toMessage(row)
+  })
+}
+
+export function readMessages(conn: SqliteConnection, query: ReadQuery): ShadowMessage[] {
+  return conn.guard('read messages', () => {
+    const params: unknown[] = []
+    const where = filterSql(query, params)
+    params.push(Math.max(0, Math.floor(query.limit)))
+    // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
+    const order = query.descending === true ? 'DESC' : 'ASC'
+    const rows = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ?`).all(...params as never[]) as Row[]
+    return rows.map(toMessage)
+  })
+}
+
+export function callRows(conn: SqliteConnection, keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): ShadowMessage[] {
+  if (keys.length === 0) return []
+  return conn.guard('read calls', () => {
+    const out: ShadowMessage[] = []
+    // one statement per chunk: index lookups per pair, well under SQLite's parameter limit
+    for (let start = 0; start < keys.length; start += 400) {
+      const chunk = keys.slice(start, start + 400)
+      const rows = conn.stmt(`
+        WITH wanted(session_id, call_id) AS (VALUES ${chunk.map(() => '(?, ?)').join(', ')})
+        SELECT ${CANDIDATE_COLUMNS} FROM wanted w CROSS JOIN messages m ON m.session_id = w.session_id AND m.call_id = w.call_id AND m.role = 'tool'
+        UNION ALL
+        SELECT ${CANDIDATE_COLUMNS} FROM wanted w CROSS JOIN message_calls c ON c.session_id = w.session_id AND c.call_id = w.call_id
+          CROSS JOIN messages m ON m.session_id = c.session_id AND m.seq = c.seq
+      `).all(...chunk.flatMap(key => [key.sessionId, key.callId])) as Row[]
+      out.push(...rows.map(toMessage))
+    }
+    return out
+  })
+}
+
+export function messageTotal(conn: SqliteConnection): number {
+  return conn.guard('count messages', () => (conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
+}
+
+export function countMessages(conn: SqliteConnection, filter: MessageFilter): number {
+  return conn.guard('count messages', () => {
+    if (onlySegments(filter)) {
+      // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
+      if (wholeStore(conn, filter.segments)) return ((conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
+      let total = 0
+      for (const segment of filter.segments) {
+        total += Number.isFinite(segment.belowSeq)
+          ? (conn.stmt('SELECT count(*) AS n FROM messages WHERE session_id = ? AND seq < ?').get(segment.sessionId, segment.belowSeq) as Row)['n'] as number
+          : ((conn.stmt('SELECT message_count AS n FROM sessions WHERE session_id = ?').get(segment.sessionId) as Row | undefined)?.['n'] as number | undefined) ?? 0
+      }
+      return total
+    }
+    const params: unknown[] = []
+    const where = filterSql(filter, params, wholeStore(conn, filter.segments))
+    const row = conn.stmt(`SELECT count(*) AS n FROM messages m WHERE ${where}`).get(...params as never[]) as Row
+    return row['n'] as number
+  })
+}
+
+export function messageHashes(conn: SqliteConnection, sessionId: string): Array<{ seq: number; hash: string }> {
+  return conn.guard('read hashes', () => {
+    const rows = conn.stmt('SELECT seq, hash FROM messages WHERE session_id = ? ORDER BY seq').all(sessionId) as Row[]
+    return rows.map(row => ({ seq: row['seq'] as number, hash: row['hash'] as string }))
+  })
+}
+
+/** Hash and marks of these seqs of a session's own rows: one indexed lookup per seq, no text read. */
+export function messageHashesFor(conn: SqliteConnection, sessionId: string, seqs: readonly number[]): MessageMark[] {
+  if (seqs.length === 0) return []
+  return conn.guard('read hashes', () => {
+    const find = conn.stmt('SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = ? AND seq = ?')
+    const marks: MessageMark[] = []
+    for (const seq of seqs) {
+      const row = find.get(sessionId, seq) as Row | undefined
+      if (row !== undefined) marks.push({ seq: row['seq'] as number, hash: row['hash'] as string, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null })
+    }
+    return marks
+  })
+}
+
+export function getCheckpoint(conn: SqliteConnection, checkpointId: string): ShadowCheckpoint | undefined {
+  return conn.guard('read checkpoint', () => {
+    const row = conn.stmt('SELECT * FROM checkpoints WHERE checkpoint_id = ?').get(checkpointId) as Row | undefined
+    return row === undefined ? undefined : toCheckpoint(row)
+  })
+}
+
+export function listCheckpoints(conn: SqliteConnection, sessionIds: readonly string[]): ShadowCheckpoint[] {
+  if (sessionIds.length === 0) return []
+  return conn.guard('list checkpoints', () => {
+    const rows = conn.db.prepare(`SELECT * FROM checkpoints WHERE session_id IN (${sessionIds.map(() => '?').join(', ')}) ORDER BY created_at, rowid`).all(...sessionIds) as Row[]
+    return rows.map(toCheckpoint)
+  })
+}
+
+export function listRecalls(conn: SqliteConnection, sessionId: string): ShadowRecall[] {
+  return conn.guard('list recalls', () => (conn.stmt('SELECT * FROM recalls WHERE session_id = ? ORDER BY time, id').all(sessionId) as Row[]).map(toRecall))
+}

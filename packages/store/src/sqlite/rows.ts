@@ -1,0 +1,139 @@
+/** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
+import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
+import { splitLineage } from '../filter.ts'
+import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
+
+export type Row = Record<string, unknown>
+
+export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by, m.expired_at'
+/** The same without the event JSON and with the text cut, for search candidates (most are ranked and dropped). */
+export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_TEXT_CHARS}) AS text`)
+
+export function toMessage(row: Row): ShadowMessage {
+  return {
+    sessionId: row['session_id'] as string,
+    seq: row['seq'] as number,
+    shadowId: row['shadow_id'] as string,
+    eventType: row['event_type'] as ShadowMessage['eventType'],
+    role: row['role'] as ShadowMessage['role'],
+    sourceKind: row['source_kind'] as string,
+    turn: row['turn'] as number | null,
+    step: row['step'] as number | null,
+    toolName: row['tool_name'] as string | null,
+    callId: row['call_id'] as string | null,
+    time: row['time'] as number,
+    tokens: row['tokens'] as number,
+    hash: row['hash'] as string,
+    eventJson: row['event_json'] as string,
+    text: decodeText(row['text']),
+    elidedBy: row['elided_by'] as string | null,
+    expiredAt: row['expired_at'] as number | null,
+  }
+}
+
+// Text is stored as a UTF-8 BLOB: a bound JS string is cut at its first NUL, a blob is not.
+export function encodeText(text: string): Uint8Array {
+  return Buffer.from(text, 'utf8')
+}
+
+export function decodeText(value: unknown): string {
+  if (typeof value === 'string') return value
+  return Buffer.from(value as Uint8Array).toString('utf8')
+}
+
+export function toSession(row: Row): ShadowSession {
+  return {
+    sessionId: row['session_id'] as string,
+    tag: row['tag'] as string,
+    parentSessionId: row['parent_session_id'] as string | null,
+    forkSeq: row['fork_seq'] as number | null,
+    workspace: row['workspace'] as string | null,
+    createdAt: row['created_at'] as number | null,
+    messageCount: row['message_count'] as number,
+    lastSeq: row['last_seq'] as number,
+    firstTime: row['first_time'] as number | null,
+    lastTime: row['last_time'] as number | null,
+  }
+}
+
+export function toCheckpoint(row: Row): ShadowCheckpoint {
+  return {
+    checkpointId: row['checkpoint_id'] as string,
+    sessionId: row['session_id'] as string,
+    engine: row['engine'] as string,
+    status: row['status'] as ShadowCheckpoint['status'],
+    trigger: row['trigger'] as string | null,
+    startSeq: row['start_seq'] as number | null,
+    summarySeq: row['summary_seq'] as number | null,
+    replaceSeq: row['replace_seq'] as number | null,
+    shadowedSeqs: JSON.parse(row['shadowed_seqs'] as string) as number[],
+    firstSeq: row['first_seq'] as number | null,
+    lastSeq: row['last_seq'] as number | null,
+    firstShadowId: row['first_shadow_id'] as string | null,
+    lastShadowId: row['last_shadow_id'] as string | null,
+    timeFrom: row['time_from'] as number | null,
+    timeTo: row['time_to'] as number | null,
+    messageCount: row['message_count'] as number,
+    shadowedTokens: row['shadowed_tokens'] as number | null,
+    summaryTokens: row['summary_tokens'] as number | null,
+    footer: row['footer'] as string | null,
+    error: row['error'] as string | null,
+    createdAt: row['created_at'] as number,
+    expiredAt: row['expired_at'] as number | null,
+    expiredRows: row['expired_rows'] as number,
+  }
+}
+
+export function toRecall(row: Row): ShadowRecall {
+  return {
+    recallId: row['id'] as number,
+    sessionId: row['session_id'] as string,
+    seq: row['seq'] as number | null,
+    time: row['time'] as number,
+    kind: row['kind'] as ShadowRecall['kind'],
+    query: row['query'] as string | null,
+    shadowIds: JSON.parse(row['shadow_ids'] as string) as string[],
+    checkpointIds: JSON.parse(row['checkpoint_ids'] as string) as string[],
+  }
+}
+
+/** SQL for the filter part of a message query (always against alias `m`). */
+export function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
+  const clauses: string[] = []
+  if (!wholeStore) {
+    const lineage: string[] = []
+    const { open, bounded } = splitLineage(filter.segments)
+    if (open.length === 1) { lineage.push('m.session_id = ?'); params.push(open[0]) }
+    if (open.length > 1) { lineage.push(`m.session_id IN (${open.map(() => '?').join(', ')})`); params.push(...open) }
+    for (const segment of bounded) {
+      params.push(segment.sessionId, segment.belowSeq)
+      lineage.push('(m.session_id = ? AND m.seq < ?)')
+    }
+    clauses.push(lineage.length === 0 ? '0' : `(${lineage.join(' OR ')})`)
+  }
+  if (filter.fromSeq !== undefined) { clauses.push('m.seq >= ?'); params.push(filter.fromSeq) }
+  if (filter.toSeq !== undefined) { clauses.push('m.seq <= ?'); params.push(filter.toSeq) }
+  if (filter.timeFrom !== undefined) { clauses.push('m.time >= ?'); params.push(filter.timeFrom) }
+  if (filter.timeTo !== undefined) { clauses.push('m.time <= ?'); params.push(filter.timeTo) }
+  if (filter.roles !== undefined && filter.roles.length > 0) {
+    clauses.push(`m.role IN (${filter.roles.map(() => '?').join(', ')})`)
+    params.push(...filter.roles)
+  }
+  if (filter.toolName !== undefined) {
+    // tool_name holds one name for a result, or space-separated names for an assistant's calls
+    clauses.push("(m.tool_name = ? OR ' ' || m.tool_name || ' ' LIKE ? ESCAPE '\\')")
+    params.push(filter.toolName, `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`)
+  }
+  // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
+  // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
+  if (filter.elidedBy !== undefined) { clauses.push('m.seq IN (SELECT value FROM json_each((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ?)))'); params.push(filter.elidedBy) }
+  if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) {
+    clauses.push(`m.source_kind NOT IN (${filter.excludeSourceKinds.map(() => '?').join(', ')})`)
+    params.push(...filter.excludeSourceKinds)
+  }
+  if (filter.excludeToolNames !== undefined && filter.excludeToolNames.length > 0) {
+    clauses.push(`coalesce(m.tool_name, '') NOT IN (${filter.excludeToolNames.map(() => '?').join(', ')})`)
+    params.push(...filter.excludeToolNames)
+  }
+  return clauses.length === 0 ? '1' : clauses.join(' AND ')
+}

@@ -1,0 +1,160 @@
+/** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls. */
+import type { CheckpointDerived, PreparedMessage } from '../backend.ts'
+import { failpoint } from '../failpoint.ts'
+import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
+import type { SqliteConnection } from './connection.ts'
+import { encodeText, type Row } from './rows.ts'
+
+export function upsertSession(conn: SqliteConnection, input: ShadowSessionInput & { readonly tag: string }): void {
+  conn.guard('write session', () => {
+    conn.stmt(`
+      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT(session_id) DO UPDATE SET
+        parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id),
+        fork_seq = coalesce(excluded.fork_seq, sessions.fork_seq),
+        workspace = coalesce(excluded.workspace, sessions.workspace),
+        created_at = coalesce(sessions.created_at, excluded.created_at)
+    `).run(input.sessionId, input.tag, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null)
+  })
+}
+
+export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMessage[]): AppendResult {
+  if (rows.length === 0) return { written: 0, unchanged: 0, replaced: 0 }
+  return conn.guard('append messages', () => conn.transaction(() => {
+    let written = 0
+    let unchanged = 0
+    let replaced = 0
+    const touched = new Map<string, { added: number; maxSeq: number; minTime: number; maxTime: number }>()
+    const find = conn.stmt('SELECT id, hash FROM messages WHERE session_id = ? AND seq = ?')
+    const insert = conn.stmt(`
+      INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, text)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    `)
+    const update = conn.stmt(`
+      UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, text = ?, elided_by = NULL, expired_at = NULL
+      WHERE id = ?
+    `)
+    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
+    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
+    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
+    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    const deleteCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
+    const insertCall = conn.stmt('INSERT OR IGNORE INTO message_calls(session_id, call_id, seq) VALUES (?, ?, ?)')
+    for (const row of rows) {
+      const existing = find.get(row.sessionId, row.seq) as Row | undefined
+      const scope = `s${row.tag}`
+      let id: number
+      if (existing !== undefined) {
+        if (existing['hash'] === row.hash) {
+          unchanged += 1
+          continue
+        }
+        id = existing['id'] as number
+        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text), id)
+        deleteWords.run(id)
+        deleteGrams.run(id)
+        deleteCalls.run(row.sessionId, row.seq)
+        replaced += 1
+      } else {
+        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text))
+        id = Number(result.lastInsertRowid)
+        written += 1
+      }
+      insertWords.run(id, row.words, scope)
+      if (row.grams.length > 0) insertGrams.run(id, row.grams, scope)
+      if (row.role === 'assistant' && row.callId !== null) for (const call of row.callId.split(' ')) if (call.length > 0) insertCall.run(row.sessionId, call, row.seq)
+      // a kill here leaves an open transaction: SQLite must roll all of it back
+      if (written + replaced === 1) failpoint('store.mid-append')
+      const entry = touched.get(row.sessionId) ?? { added: 0, maxSeq: -1, minTime: Number.POSITIVE_INFINITY, maxTime: Number.NEGATIVE_INFINITY }
+      if (existing === undefined) entry.added += 1
+      entry.maxSeq = Math.max(entry.maxSeq, row.seq)
+      entry.minTime = Math.min(entry.minTime, row.time)
+      entry.maxTime = Math.max(entry.maxTime, row.time)
+      touched.set(row.sessionId, entry)
+    }
+    const bump = conn.stmt(`
+      UPDATE sessions SET
+        message_count = message_count + ?,
+        last_seq = max(last_seq, ?),
+        first_time = min(coalesce(first_time, ?), ?),
+        last_time = max(coalesce(last_time, ?), ?)
+      WHERE session_id = ?
+    `)
+    for (const [sessionId, entry] of touched) {
+      bump.run(entry.added, entry.maxSeq, entry.minTime, entry.minTime, entry.maxTime, entry.maxTime, sessionId)
+    }
+    return { written, unchanged, replaced }
+  }))
+}
+
+export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: readonly number[]): number {
+  if (seqs.length === 0) return 0
+  return conn.guard('delete messages', () => conn.transaction(() => {
+    const find = conn.stmt('SELECT id FROM messages WHERE session_id = ? AND seq = ?')
+    const remove = conn.stmt('DELETE FROM messages WHERE id = ?')
+    const removeCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
+    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
+    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    let removed = 0
+    for (const seq of seqs) {
+      const row = find.get(sessionId, seq) as Row | undefined
+      if (row === undefined) continue
+      const id = row['id'] as number
+      deleteWords.run(id)
+      deleteGrams.run(id)
+      removeCalls.run(sessionId, seq)
+      remove.run(id)
+      removed += 1
+    }
+    conn.stmt(`
+      UPDATE sessions SET
+        message_count = (SELECT count(*) FROM messages WHERE session_id = ?1),
+        last_seq = coalesce((SELECT max(seq) FROM messages WHERE session_id = ?1), -1),
+        first_time = (SELECT min(time) FROM messages WHERE session_id = ?1),
+        last_time = (SELECT max(time) FROM messages WHERE session_id = ?1)
+      WHERE session_id = ?1
+    `).run(sessionId)
+    return removed
+  }))
+}
+
+export function markElided(conn: SqliteConnection, sessionId: string, seqs: readonly number[], checkpointId: string): void {
+  if (seqs.length === 0) return
+  conn.guard('mark elided', () => conn.transaction(() => {
+    const mark = conn.stmt('UPDATE messages SET elided_by = ? WHERE session_id = ? AND seq = ?')
+    for (const seq of seqs) mark.run(checkpointId, sessionId, seq)
+  }))
+}
+
+export function putCheckpoint(conn: SqliteConnection, input: CheckpointInput, derived: CheckpointDerived): void {
+  conn.guard('write checkpoint', () => {
+    conn.stmt(`
+      INSERT INTO checkpoints(checkpoint_id, session_id, engine, status, trigger, start_seq, summary_seq, replace_seq, shadowed_seqs,
+        first_seq, last_seq, first_shadow_id, last_shadow_id, time_from, time_to, message_count, shadowed_tokens, summary_tokens, footer, error, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(checkpoint_id) DO UPDATE SET
+        engine = excluded.engine, status = excluded.status, trigger = coalesce(excluded.trigger, checkpoints.trigger),
+        start_seq = coalesce(excluded.start_seq, checkpoints.start_seq), summary_seq = coalesce(excluded.summary_seq, checkpoints.summary_seq),
+        replace_seq = coalesce(excluded.replace_seq, checkpoints.replace_seq), shadowed_seqs = excluded.shadowed_seqs,
+        first_seq = excluded.first_seq, last_seq = excluded.last_seq, first_shadow_id = excluded.first_shadow_id, last_shadow_id = excluded.last_shadow_id,
+        time_from = excluded.time_from, time_to = excluded.time_to, message_count = excluded.message_count,
+        shadowed_tokens = coalesce(excluded.shadowed_tokens, checkpoints.shadowed_tokens),
+        summary_tokens = coalesce(excluded.summary_tokens, checkpoints.summary_tokens),
+        footer = coalesce(excluded.footer, checkpoints.footer), error = excluded.error
+    `).run(
+      input.checkpointId, input.sessionId, input.engine, input.status, input.trigger ?? null, input.startSeq ?? null, input.summarySeq ?? null,
+      input.replaceSeq ?? null, JSON.stringify(input.shadowedSeqs), derived.firstSeq, derived.lastSeq, derived.firstShadowId, derived.lastShadowId,
+      derived.timeFrom, derived.timeTo, derived.messageCount, input.shadowedTokens ?? null, input.summaryTokens ?? null, input.footer ?? null,
+      input.error ?? null, input.createdAt,
+    )
+  })
+}
+
+export function addRecall(conn: SqliteConnection, input: RecallInput): number {
+  return conn.guard('write recall', () => {
+    const result = conn.stmt('INSERT INTO recalls(session_id, seq, time, kind, query, shadow_ids, checkpoint_ids) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(input.sessionId, input.seq ?? null, input.time, input.kind, input.query ?? null, JSON.stringify(input.shadowIds), JSON.stringify(input.checkpointIds ?? []))
+    return Number(result.lastInsertRowid)
+  })
+}

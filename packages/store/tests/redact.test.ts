@@ -1,0 +1,123 @@
+import { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+import { Redactor } from '../src/redact.ts'
+
+const MB = 1 << 20
+
+/** Inputs built to make a backtracking pattern rescan the rest of the text from every start. */
+const ADVERSARIAL: Record<string, (size: number) => string> = {
+  'url scheme run (a.)': size => 'a.'.repeat(size / 2),
+  'url scheme run (x-)': size => 'x-'.repeat(size / 2),
+  'jwt prefix run (eyJ-)': size => 'eyJ-'.repeat(size / 4),
+  'jwt header without payload': size => 'eyJabcdefghij.'.repeat(size / 14),
+  'private key header without end': size => '-----BEGIN RSA PRIVATE KEY-----x'.repeat(size / 32),
+  'url user without secret': size => `a://${'b'.repeat(size - 4)}`,
+  'url secret without @': size => `a://b:${'c:'.repeat((size - 6) / 2)}`,
+  'bearer runs': size => 'Bearer '.repeat(size / 7),
+  'secret keyword runs': size => 'password '.repeat(size / 9),
+  'api key prefix runs': size => 'sk-a '.repeat(size / 5),
+  'spaces after keywords': size => `password${' '.repeat(size / 2)}Bearer${' '.repeat(size / 2)}`,
+  'seeded mix of pattern fragments': size => {
+    const pieces = ['a.', 'eyJ', '-', '.', '://', ':', '@', 'Bearer ', 'password', '=', ' ', 'sk-', '-----BEGIN RSA PRIVATE KEY-----', '-----END RSA PRIVATE KEY-----', 'x', 'AKIA', '"']
+    let seed = 12345
+    let out = ''
+    while (out.length < size) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      out += pieces[seed % pieces.length]
+    }
+    return out
+  },
+}
+
+/**
+ * Redact in a worker with a deadline: a quadratic pattern takes minutes on 1 MB, and a regular
+ * expression cannot be interrupted from its own thread.
+ */
+function redactWithDeadline(input: string, deadlineMs: number): Promise<{ ok: true; length: number } | { ok: false }> {
+  const worker = new Worker(`
+    const { parentPort, workerData } = require('node:worker_threads')
+    import(workerData.module).then(({ Redactor }) => {
+      parentPort.postMessage(new Redactor({}).text(workerData.input).length)
+    })
+  `, { eval: true, workerData: { input, module: new URL('../src/redact.ts', import.meta.url).href } })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void worker.terminate()
+      resolve({ ok: false })
+    }, deadlineMs)
+    worker.once('message', (length: number) => {
+      clearTimeout(timer)
+      void worker.terminate()
+      resolve({ ok: true, length })
+    })
+    worker.once('error', error => {
+      clearTimeout(timer)
+      reject(error)
+    })
+  })
+}
+
+describe('Redactor', () => {
+  // A generous guard, not a timing: linear matching does 1 MB in milliseconds; the quadratic
+  // patterns this replaces took minutes (78 KB of "a." took 5 s).
+  it.each(Object.keys(ADVERSARIAL))('redacts 1 MB of adversarial input in linear time: %s', async name => {
+    const input = ADVERSARIAL[name]!(MB)
+    const result = await redactWithDeadline(input, 5_000)
+    expect(result.ok, `${name}: 1 MB did not redact within 5 s`).toBe(true)
+  })
+
+  it('still finds secrets next to adversarial runs', () => {
+    const redactor = new Redactor({})
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${'s'.repeat(43)}`
+    const key = `-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA${'Q'.repeat(64)}\n-----END RSA PRIVATE KEY-----`
+    const text = [
+      `${'a.'.repeat(500)} postgres://admin:hunter22@db:5432/app`,
+      `${'eyJ-'.repeat(500)} ${jwt}`,
+      `${'-----BEGIN RSA PRIVATE KEY-----x'.repeat(3)}`,
+      key,
+      'x-https://u:pa55word@host',
+    ].join('\n')
+    const out = redactor.text(text)
+    expect(out).not.toContain('hunter22')
+    expect(out).not.toContain(jwt)
+    expect(out).not.toContain('MIIEowIBAAKCAQEA')
+    expect(out).not.toContain('pa55word')
+    expect(out).toContain('postgres://admin:[REDACTED:url-credentials]@db:5432/app')
+    expect(out).toContain('[REDACTED:jwt]')
+    expect(out).toContain('[REDACTED:private-key]')
+  })
+
+  it('redacts a private key cut off before its END line (truncated tool output)', () => {
+    const out = new Redactor({}).text(`key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn\nNhAAAAAwEAAQAAAYEA\n[output truncated]`)
+    expect(out).not.toContain('b3BlbnNzaC1rZXkt')
+    expect(out).not.toContain('NhAAAAAwEAAQAAAYEA')
+    expect(out).toContain('[output truncated]')
+  })
+
+  it('is idempotent: redacting redacted text changes nothing', () => {
+    const redactor = new Redactor({})
+    const once = redactor.text('password: hunter2-secret and sk-0123456789abcdefABCDEF0123 https://u:pa55word@h')
+    expect(redactor.text(once)).toBe(once)
+  })
+
+  it('redacts secrets used as JSON keys and values under secret-named keys', () => {
+    const redactor = new Redactor({})
+    const json = JSON.stringify({
+      data: {
+        'sk-0123456789abcdefABCDEF0123': 'a key as a key',
+        arguments: { password: 'hunter2-secret', db_password: 'tr0ub4dor&3', apiKey: 'abc123def456', tokens: 1200, note: 'no secret' },
+      },
+    })
+    const out = redactor.json(json)
+    for (const secret of ['sk-0123456789', 'hunter2-secret', 'tr0ub4dor', 'abc123def456']) expect(out).not.toContain(secret)
+    const parsed = JSON.parse(out) as { data: Record<string, unknown> & { arguments: Record<string, unknown> } }
+    expect(parsed.data['[REDACTED:api-key]']).toBe('a key as a key')
+    expect(parsed.data.arguments).toMatchObject({ password: '[REDACTED:secret]', tokens: 1200, note: 'no secret' })
+  })
+
+  it('keeps every entry when two redacted keys collide', () => {
+    const out = new Redactor({}).json(JSON.stringify({ 'sk-0123456789abcdefABCDEF0123': 1, 'sk-9999999999abcdefABCDEF0123': 2 }))
+    expect(Object.values(JSON.parse(out) as Record<string, number>).toSorted()).toEqual([1, 2])
+    expect(out).not.toContain('sk-')
+  })
+})
