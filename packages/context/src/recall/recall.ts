@@ -16,7 +16,7 @@ import {
   type ShadowRole,
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
-import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
+import { describeWindow, Redactor, TimeExpressionResolver } from '@dsh-shadow/store'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -143,11 +143,22 @@ export class RecallResolver {
   readonly store: ShadowStoreApi
   readonly scope: RecallScope
   private readonly now: () => number
+  private redactor: Promise<Redactor | undefined> | undefined
 
   constructor(store: ShadowStoreApi, scope: RecallScope, now: () => number = Date.now) {
     this.store = store
     this.scope = scope
     this.now = now
+  }
+
+  /**
+   * The query as the store would keep it. A pasted secret can match nothing in a redacting store,
+   * and the result echoes query words ("no message mentions …") into a tool result that is stored.
+   */
+  private async redacted(query: string): Promise<string> {
+    this.redactor ??= this.store.redaction().then(policy => (policy === null ? undefined : new Redactor(policy)))
+    const redactor = await this.redactor
+    return redactor === undefined ? query : redactor.text(query)
   }
 
   private get scopeOptions(): ScopeOptions {
@@ -182,8 +193,9 @@ export class RecallResolver {
 
   async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
     return guarded(async () => {
-      const query = text(args.query, 'query', QUERY_MAX)
-      if (query === undefined || query.trim().length === 0) throw new RecallError('INVALID_INPUT', 'query must be a non-empty string')
+      const given = text(args.query, 'query', QUERY_MAX)
+      if (given === undefined || given.trim().length === 0) throw new RecallError('INVALID_INPUT', 'query must be a non-empty string')
+      const query = await this.redacted(given)
       const range = (() => {
         try {
           return parseTimeRange(args.since, args.until, this.now())
