@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hashEventJson, sessionTag, ShadowStore } from '../src/index.ts'
+import { scopeToken } from '../src/sqlite/index-rows.ts'
 import { message, tempDir } from './helpers.ts'
 
 /** Two session ids whose default tags are equal (tags are 30 bits: a few thousand tries). */
@@ -191,7 +192,9 @@ describe('reindex', () => {
         // an in-place replacement of an already rebuilt row, and a deletion
         other.prepare("UPDATE messages SET text = CAST('row replaced zebra' AS BLOB) WHERE seq = 1").run()
         other.prepare("DELETE FROM messages_words WHERE rowid = (SELECT id FROM messages WHERE seq = 1)").run()
-        other.prepare("INSERT INTO messages_words(rowid, body, scope) SELECT id, 'row replaced zebra', 's' || (SELECT tag FROM sessions WHERE session_id = 'r') FROM messages WHERE seq = 1").run()
+        // an index entry as the store writes one (schema v4: the session's scope token in the body)
+        const tag = (other.prepare("SELECT tag FROM sessions WHERE session_id = 'r'").get() as { tag: string }).tag
+        other.prepare("INSERT INTO messages_words(rowid, body) SELECT id, ? FROM messages WHERE seq = 1").run(`row replaced zebra\n${scopeToken(tag)}`)
       }
     })
     other.close()

@@ -75,6 +75,9 @@ export class SqliteBackend implements ShadowBackend {
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
       if (!readOnly) {
+        // A new file takes 16 KB pages: message rows of ~1 KB leave a sixth of a 4 KB page unused
+        // (bench:search: 1068 vs 922 B a message). Set before the first write; WAL fixes it after.
+        if ((db.prepare('PRAGMA page_count').get() as Row)['page_count'] === 0) db.exec('PRAGMA page_size = 16384')
         db.exec('PRAGMA journal_mode = WAL')
         db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
         if (options.maxBytes !== undefined) {

@@ -3,15 +3,18 @@ import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
+import { packEventJson, unpackEventJson } from './event-json.ts'
+import { indexMessage, type IndexTables, unindexMessage } from './index-rows.ts'
 import { decodeText, encodeText, type Row } from './rows.ts'
 import { indexTablesSql, SCHEMA_VERSION } from './schema.ts'
 
-/** Stored bytes of one message row (what retention budgets count). */
-const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + length(CAST(m.event_json AS BLOB))'
+/** Bytes of one message row as given, UTF-8 text and event JSON (what retention budgets count). */
+const ROW_BYTES = 'length(CAST(m.text AS BLOB)) + m.event_bytes'
 
 /** Meta key of an index rebuild in progress: `{ pid, startedAt }` of the process building it. */
 const REBUILD_META = 'reindex_build'
 const REBUILD_TABLES = ['messages_words_next', 'messages_grams_next'] as const
+const REBUILD_INDEX: IndexTables = { words: REBUILD_TABLES[0], grams: REBUILD_TABLES[1] }
 const REBUILD_BATCH = 2_000
 
 /** An index rebuild that is not finished: running in a live process, or left by a killed one. */
@@ -72,13 +75,8 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
       `)
       conn.setMeta(REBUILD_META, JSON.stringify({ pid: process.pid, startedAt: Date.now() }))
     })
-    const insertWords = conn.db.prepare(`INSERT INTO ${REBUILD_TABLES[0]}(rowid, body, scope) VALUES (?, ?, ?)`)
-    const insertGrams = conn.db.prepare(`INSERT INTO ${REBUILD_TABLES[1]}(rowid, body, scope) VALUES (?, ?, ?)`)
     const index = (row: Row): void => {
-      const views = analyze(decodeText(row['text']))
-      const scope = `s${row['tag'] as string}`
-      insertWords.run(row['id'] as number, views.words, scope)
-      if (views.grams.length > 0) insertGrams.run(row['id'] as number, views.grams, scope)
+      indexMessage(conn, row['id'] as number, analyze(decodeText(row['text'])), row['tag'] as string, REBUILD_INDEX)
     }
     const rowsSql = 'SELECT m.id, m.text, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
     const page = conn.db.prepare(`${rowsSql} WHERE m.id > ? ORDER BY m.id LIMIT ${REBUILD_BATCH}`)
@@ -97,13 +95,10 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
     conn.transaction(() => {
       // rows written by other connections meanwhile: index them as they are now
       const one = conn.db.prepare(`${rowsSql} WHERE m.id = ?`)
-      const dropWords = conn.db.prepare(`DELETE FROM ${REBUILD_TABLES[0]} WHERE rowid = ?`)
-      const dropGrams = conn.db.prepare(`DELETE FROM ${REBUILD_TABLES[1]} WHERE rowid = ?`)
       for (const dirty of conn.db.prepare('SELECT id FROM reindex_dirty').all() as Row[]) {
         const id = dirty['id'] as number
         if (id > after) continue // not indexed yet, and not in the new tables either
-        dropWords.run(id)
-        dropGrams.run(id)
+        unindexMessage(conn, id, REBUILD_INDEX)
         const row = one.get(id) as Row | undefined
         if (row !== undefined) index(row)
       }
@@ -168,11 +163,7 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     let changed = 0
     const page = conn.db.prepare(`SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
     const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
-    const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, hash = ? WHERE id = ?')
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
-    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
-    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
+    const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ? WHERE id = ?')
     for (;;) {
       const rows = page.all(after) as Row[]
       if (rows.length === 0) break
@@ -180,7 +171,8 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
         for (const row of rows) {
           const id = row['id'] as number
           const text = decodeText(row['text'])
-          const json = row['event_json'] as string
+          // stored packed (v4, event-json.ts): the hash is of the JSON as read back
+          const json = unpackEventJson(row['event_json'], text)
           const redactedText = redaction.text(text)
           const redactedJson = json.length === 0 ? json : redaction.json(json)
           if (redactedText === text && redactedJson === json) {
@@ -190,15 +182,10 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
             if (json.length > 0 && row['hash'] !== hash) rehash.run(hash, id)
             continue
           }
-          update.run(encodeText(redactedText), redactedJson, redaction.hash(redactedJson), id)
-          deleteWords.run(id)
-          deleteGrams.run(id)
-          if (row['expired_at'] === null) {
-            const views = analyze(redactedText)
-            const scope = `s${row['tag'] as string}`
-            insertWords.run(id, views.words, scope)
-            if (views.grams.length > 0) insertGrams.run(id, views.grams, scope)
-          }
+          const packed = redactedJson.length === 0 ? redactedJson : packEventJson(redactedJson, redactedText)
+          update.run(encodeText(redactedText), packed, Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), id)
+          unindexMessage(conn, id)
+          if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText), row['tag'] as string)
           changed += 1
         }
         after = rows.at(-1)!['id'] as number
@@ -292,14 +279,11 @@ export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[
 export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, time: number): { rows: number; bytes: number } {
   return conn.guard('expire originals', () => conn.transaction(() => {
     const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL`).all(checkpointId) as Row[]
-    const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', expired_at = ? WHERE id = ?")
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
+    const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ? WHERE id = ?")
     let bytes = 0
     for (const row of rows) {
       clear.run(time, row['id'] as number)
-      deleteWords.run(row['id'] as number)
-      deleteGrams.run(row['id'] as number)
+      unindexMessage(conn, row['id'] as number)
       bytes += row['bytes'] as number
     }
     if (rows.length > 0) {

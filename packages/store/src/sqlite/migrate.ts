@@ -1,7 +1,8 @@
 /** Schema upgrades on a writable open, and the version check of a read-only one. */
 import { ShadowStoreError } from '../errors.ts'
 import type { SqliteConnection } from './connection.ts'
-import type { Row } from './rows.ts'
+import { packEventJson } from './event-json.ts'
+import { decodeText, type Row } from './rows.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
 
 export function migrate(conn: SqliteConnection): void {
@@ -10,6 +11,11 @@ export function migrate(conn: SqliteConnection): void {
     throw new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
   }
   if (current === SCHEMA_VERSION) return
+  // v4 packs each event JSON in SQL while it copies the rows
+  conn.db.function('compact_event', { deterministic: true }, (json, text) => {
+    const plain = typeof json === 'string' ? json : decodeText(json)
+    return plain.length === 0 ? '' : packEventJson(plain, decodeText(text))
+  })
   conn.transaction(() => {
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue
@@ -37,3 +43,4 @@ export function currentVersion(conn: SqliteConnection): number {
   const row = conn.db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as Row | undefined
   return row === undefined ? 0 : Number(row['value'])
 }
+

@@ -2,6 +2,7 @@
 import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
+import { unpackEventJson } from './event-json.ts'
 
 export type Row = Record<string, unknown>
 
@@ -10,6 +11,7 @@ export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, 
 export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_TEXT_CHARS}) AS text`)
 
 export function toMessage(row: Row): ShadowMessage {
+  const text = decodeText(row['text'])
   return {
     sessionId: row['session_id'] as string,
     seq: row['seq'] as number,
@@ -24,8 +26,8 @@ export function toMessage(row: Row): ShadowMessage {
     time: row['time'] as number,
     tokens: row['tokens'] as number,
     hash: row['hash'] as string,
-    eventJson: row['event_json'] as string,
-    text: decodeText(row['text']),
+    eventJson: unpackEventJson(row['event_json'], text),
+    text,
     elidedBy: row['elided_by'] as string | null,
     expiredAt: row['expired_at'] as number | null,
   }

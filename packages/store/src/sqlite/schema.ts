@@ -1,24 +1,30 @@
 /** SQLite schema of the shadow store, as an ordered list of migrations. */
 
-/**
- * The two contentless indexes, by table name: the live ones and the ones a reindex builds beside
- * them. "scope" holds the session tag as a token, so a session-scoped query is one index lookup
- * rather than a join.
- */
-export function indexTablesSql(words: string, grams: string): string {
-  return `
-      CREATE VIRTUAL TABLE ${words} USING fts5(
-        body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
-      );
-      CREATE VIRTUAL TABLE ${grams} USING fts5(
-        body, scope, content='', contentless_delete=1, tokenize='trigram'
-      );`
-}
-
 export interface Migration {
   readonly version: number
   readonly sql: string
 }
+
+/**
+ * The two full-text indexes (v4), by table name: the live ones and the ones a reindex builds
+ * beside them. Contentless (the text lives once, in messages.text) and `detail=none`: they hold
+ * rowids only, no positions, a quarter of the v3 size. Phrases are not supported on such tables:
+ * `terms.ts` turns every query term into an AND of single tokens (trigrams for `grams`), and
+ * substring candidates are checked against the text. Each entry carries its session's scope
+ * token (`index-rows.ts`), so a session-scoped query is one index lookup rather than a join.
+ */
+export function indexTablesSql(words: string, grams: string): string {
+  return `
+  CREATE VIRTUAL TABLE ${words} USING fts5(
+    body, content='', contentless_delete=1, detail=none, tokenize='porter unicode61 remove_diacritics 2'
+  );
+  CREATE VIRTUAL TABLE ${grams} USING fts5(
+    body, content='', contentless_delete=1, detail=none, tokenize='trigram'
+  );
+`
+}
+
+export const INDEX_TABLES_SQL = indexTablesSql('messages_words', 'messages_grams')
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -100,8 +106,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX recalls_session ON recalls(session_id, time);
 
-      -- Contentless indexes: the text lives once, in messages.text.
-      ${indexTablesSql('messages_words', 'messages_grams')}
+      -- Contentless indexes: the text lives once, in messages.text. v3 layout ("scope" holds the
+      -- session tag as a token), replaced by v4; frozen here so old migrations stay what they were.
+      CREATE VIRTUAL TABLE messages_words USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE VIRTUAL TABLE messages_grams USING fts5(
+        body, scope, content='', contentless_delete=1, tokenize='trigram'
+      );
     `,
   },
   {
@@ -134,6 +146,24 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT session_id, seq, substr(rest, 1, instr(rest, ' ') - 1), substr(rest, instr(rest, ' ') + 1) FROM split WHERE rest <> ''
       )
       INSERT OR IGNORE INTO message_calls(session_id, call_id, seq) SELECT session_id, id, seq FROM split WHERE id <> '';
+    `,
+  },
+  {
+    // Fast path and size (issue 14). The indexes lose positions and the scope column (the scope
+    // token joins the body, index-rows.ts): rebuilt by the store, analyzer_version is reset. The
+    // event JSON stops repeating the text (event-json.ts; compact_event is registered by the
+    // migration); event_bytes keeps its size as given, which retention budgets count. The rows
+    // shrink in place: `vacuum` gives the pages back (and, on a file made before v4, moves it to 16 KB pages).
+    version: 4,
+    sql: `
+      ALTER TABLE messages ADD COLUMN event_bytes INTEGER NOT NULL DEFAULT 0;
+      -- a time filter is always applied within sessions: the (session, seq) index bounds it
+      DROP INDEX messages_time;
+      UPDATE messages SET event_bytes = length(CAST(event_json AS BLOB)), event_json = compact_event(event_json, text) WHERE expired_at IS NULL;
+      DROP TABLE messages_words;
+      DROP TABLE messages_grams;
+      ${INDEX_TABLES_SQL}
+      UPDATE meta SET value = '0' WHERE key = 'analyzer_version';
     `,
   },
 ]

@@ -1,61 +1,147 @@
-/** FTS5 queries: candidate lists (bm25 or newest first) and document frequencies. */
+/**
+ * FTS5 queries: candidate lists (bm25 or newest first) and document frequencies.
+ *
+ * A scope of a few sessions (the default: one session and its fork ancestors) is one MATCH:
+ * the query terms AND the scope tokens of its sessions, an intersection FTS5 computes inside the
+ * index by seeking each list to the other's next rowid, so the work follows the matches in scope,
+ * not the matches in the store. Every row is still filtered on its session (lineage bounds, and
+ * a token collision of two tags) by the join.
+ */
 import { ftsString } from '../analyzer.ts'
-import type { FrequencyQuery, IndexQuery, IndexResult, MessageFilter } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { unboundedSessions } from '../filter.ts'
+import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
+import { scopeToken } from './index-rows.ts'
+import { CANDIDATE_COLUMNS, decodeText, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
+import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
 
-/** Above this many sessions a scope is filtered on the joined row, not with scope tokens in the MATCH. */
+/** Above this many sessions a scope is filtered on the joined row only, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
+/** Ranked substring candidates are read this many times over: the text check drops the false ones. */
+const GRAMS_OVERREAD = 2
+/** Batches of newest substring candidates read at most (bounds a query whose trigrams mislead). */
+const GRAMS_BATCHES = 4
+/** Newest substring candidates read per batch at least: an existence check (limit 1) survives a few false ones. */
+const GRAMS_MIN_BATCH = 32
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
-  return conn.guard('search', () => {
+  return conn.guard('search', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = wholeStore(conn, query.segments)
-    const match = matchOf(query, whole)
-    const params: unknown[] = [match]
-    const where = filterSql(query, params, whole)
+    const terms = query.index === 'words' ? wordsMatch(query.terms, query.operator, split) : gramsMatch(query.terms, query.operator)
+    if (terms === undefined) return { hits: [], windowed: false }
+    const match = scoped(terms, query.segments, whole)
+    const filterParams: unknown[] = []
+    let where = filterSql(query, filterParams, whole)
+    if (query.index === 'grams') {
+      // Drop most false substring candidates in SQL, before they become rows (holdsTerms decides).
+      const check = substringCheck(query.terms, query.operator)
+      if (check !== undefined) {
+        where = where === '1' ? check.sql : `${where} AND ${check.sql}`
+        filterParams.push(...check.params)
+      }
+    }
     const limit = Math.max(1, Math.floor(query.limit))
+    const light = query.light === true
+    // stored_bytes: whether a light read cut the text (CANDIDATE_COLUMNS cuts the UTF-8 bytes)
+    const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid, length(m.text) AS stored_bytes`
+    // The AND of a term's trigrams also matches texts holding them apart: check the text, the
+    // whole of it (a term past a light read's cut is still a match).
+    const verify = query.index === 'grams'
+      ? (message: ShadowMessage, row: Row): boolean => holdsTerms(message.text, query.terms, query.operator)
+        || (light && (row['stored_bytes'] as number) > CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
+      : undefined
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
-      params.push(limit)
-      const rows = conn.stmt(`
-        SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
-        WHERE ${table} MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?
-      `).all(...params as never[]) as Row[]
-      return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
+      const sql = `SELECT f.rowid AS rid, ${columns} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
+        WHERE ${table} MATCH ? AND f.rowid <= ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
+      const want = verify === undefined ? limit : Math.max(limit, GRAMS_MIN_BATCH)
+      const messages: ShadowMessage[] = []
+      let below = Number.MAX_SAFE_INTEGER
+      for (let batch = 0; batch < (verify === undefined ? 1 : GRAMS_BATCHES) && messages.length < limit; batch += 1) {
+        const rows = conn.stmt(sql).all(match, below, ...filterParams as never[], want) as Row[]
+        for (const row of rows) {
+          const message = toMessage(row)
+          if (verify === undefined || verify(message, row)) messages.push(message)
+        }
+        if (rows.length < want) break
+        below = (rows.at(-1)!['rid'] as number) - 1
+      }
+      return { hits: messages.slice(0, limit).map((message, index) => ({ message, score: -index })), windowed: false }
     }
     // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
     let floor = 0
     // The window is counted on the MATCH alone: only sound when the MATCH itself is scoped (or the
     // scope is the whole store). Wide scopes rank every match; their rank lists hold rare words only.
-    const scopedMatch = whole || new Set(query.segments.map(segment => segment.tag)).size <= SCOPE_TOKEN_LIMIT
-    if (Number.isFinite(query.rankWindow) && scopedMatch) {
+    if (Number.isFinite(query.rankWindow) && (whole || distinctSessions(query.segments) <= SCOPE_TOKEN_LIMIT)) {
       const nth = conn.stmt(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
         .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
       if (nth !== undefined) floor = nth['rowid'] as number
     }
-    params.splice(1, 0, floor)
-    params.push(limit)
+    const want = verify === undefined ? limit : limit * GRAMS_OVERREAD
     // Rank ids first (no wide columns through the sorter), then read the winners. The join is only
     // there for the filter; CROSS JOIN keeps the full-text index the outer loop.
     const inner = where === '1'
-      ? `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f WHERE ${table} MATCH ? AND f.rowid >= ? ORDER BY score LIMIT ?`
-      : `SELECT f.rowid AS id, bm25(${table}, 1.0, 0.0) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
-    const rows = conn.stmt(`SELECT ${query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`).all(...params as never[]) as Row[]
-    return { hits: rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })), windowed: floor > 0 }
-  })
+      ? `SELECT f.rowid AS id, bm25(${table}) AS score FROM ${table} f WHERE ${table} MATCH ? AND f.rowid >= ? ORDER BY score LIMIT ?`
+      : `SELECT f.rowid AS id, bm25(${table}) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
+    const rows = conn.stmt(`SELECT ${columns}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`)
+      .all(match, floor, ...filterParams as never[], want) as Row[]
+    const hits = rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number), row }))
+      .filter(hit => verify === undefined || verify(hit.message, hit.row))
+      .map(({ message, score }) => ({ message, score }))
+    return { hits: hits.slice(0, limit), windowed: floor > 0 }
+  }))
 }
 
 export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuery): number[] {
   if (query.segments.length === 0) return query.terms.map(() => 0)
-  return conn.guard('count terms', () => {
+  return conn.guard('count terms', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = query.global === true || wholeStore(conn, query.segments)
+    const cap = Math.max(1, Math.floor(query.cap))
     const count = conn.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
-    return query.terms.map(term => (count.get(matchOf({ terms: [term], operator: 'or', segments: query.segments }, whole), Math.max(1, Math.floor(query.cap))) as Row)['n'] as number)
-  })
+    return query.terms.map(term => {
+      const terms = query.index === 'words' ? wordsMatch([term], 'or', split) : gramsMatch([term], 'or')
+      if (terms === undefined) return 0
+      const match = scoped(terms, query.segments, whole)
+      // one trigram is the term itself; the AND of several also counts texts holding them apart
+      if (query.index === 'words' || trigrams(term).length <= 1) return (count.get(match, cap) as Row)['n'] as number
+      return substringFrequency(conn, match, term, cap)
+    })
+  }))
+}
+
+/**
+ * Messages holding a substring term among the candidates of its trigram AND, counted up to
+ * `cap` candidates (a capped count stays `cap`: a common term is not made rare by the check).
+ */
+function substringFrequency(conn: SqliteConnection, match: string, term: string, cap: number): number {
+  const check = substringCheck([term], 'or')
+  const rows = conn.stmt(`SELECT m.text FROM messages_grams f CROSS JOIN messages m ON m.id = f.rowid
+    WHERE messages_grams MATCH ?${check === undefined ? '' : ` AND ${check.sql}`} LIMIT ?`).all(match, ...(check?.params ?? []), cap) as Row[]
+  if (rows.length >= cap) return cap
+  return rows.filter(row => holdsTerms(decodeText(row['text']), [term], 'or')).length
+}
+
+/** A message's whole text (a light read cut it). */
+function fullText(conn: SqliteConnection, id: number): string {
+  const row = conn.stmt('SELECT text FROM messages WHERE id = ?').get(id) as Row | undefined
+  return row === undefined ? '' : decodeText(row['text'])
+}
+
+/**
+ * SQL prefilter for substring candidates: the lowercased text holds the term. SQLite's lower()
+ * folds ASCII only, so rows with non-ASCII text (NFKC, other scripts) or a NUL byte pass to the
+ * exact check in JavaScript; terms that are not ASCII are left to it entirely.
+ */
+function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: string[] } | undefined {
+  const usable = terms.filter(term => [...term].length >= 3)
+  if (usable.length === 0 || usable.some(term => !/^[\x20-\x7e]+$/.test(term))) return undefined
+  const clause = 'instr(lower(CAST(m.text AS TEXT)), ?) > 0'
+  const joined = usable.map(() => clause).join(operator === 'and' ? ' AND ' : ' OR ')
+  return { sql: `((${joined}) OR length(CAST(m.text AS TEXT)) <> length(m.text) OR instr(m.text, X'00') > 0)`, params: usable }
 }
 
 /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
@@ -66,10 +152,27 @@ export function wholeStore(conn: SqliteConnection, segments: MessageFilter['segm
   return distinct >= sessions
 }
 
-/** The MATCH expression: scope tokens only for a small scope (bm25 walks every phrase's whole doclist). */
-function matchOf(query: { terms: readonly string[]; operator: 'and' | 'or'; segments: MessageFilter['segments'] }, whole: boolean): string {
-  const terms = query.terms.map(ftsString).join(query.operator === 'and' ? ' AND ' : ' OR ')
-  const tags = [...new Set(query.segments.map(segment => segment.tag))]
-  if (whole || tags.length > SCOPE_TOKEN_LIMIT) return `body : (${terms})`
-  return `body : (${terms}) AND scope : (${tags.map(tag => ftsString(`s${tag}`)).join(' OR ')})`
+function distinctSessions(segments: MessageFilter['segments']): number {
+  return new Set(segments.map(segment => segment.tag)).size
+}
+
+/** The MATCH expression: scope tokens only for a small scope (a wide one is filtered on the row). */
+function scoped(terms: string, segments: MessageFilter['segments'], whole: boolean): string {
+  if (whole || distinctSessions(segments) > SCOPE_TOKEN_LIMIT) return terms
+  const tags = [...new Set(segments.map(segment => segment.tag))]
+  return `(${terms}) AND (${tags.map(tag => ftsString(scopeToken(tag))).join(' OR ')})`
+}
+
+/**
+ * Run with each words term split into unicode61 tokens; when SQLite's older Unicode tables see a
+ * separator inside one of them (FTS5 then reads a phrase, which `detail=none` refuses), split
+ * into single characters instead.
+ */
+function withTokenFallback<T>(index: 'words' | 'grams', run: (split: 'tokens' | 'chars') => T): T {
+  try {
+    return run('tokens')
+  } catch (error) {
+    if (index !== 'words' || !(error instanceof Error) || !error.message.includes('phrase queries are not supported')) throw error
+    return run('chars')
+  }
 }

@@ -3,6 +3,8 @@ import type { CheckpointDerived, PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
+import { packEventJson } from './event-json.ts'
+import { indexMessage, unindexMessage } from './index-rows.ts'
 import { encodeText, type Row } from './rows.ts'
 
 export function upsertSession(conn: SqliteConnection, input: ShadowSessionInput & { readonly tag: string }): void {
@@ -28,22 +30,17 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
     const touched = new Map<string, { added: number; maxSeq: number; minTime: number; maxTime: number }>()
     const find = conn.stmt('SELECT id, hash FROM messages WHERE session_id = ? AND seq = ?')
     const insert = conn.stmt(`
-      INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, text)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     `)
     const update = conn.stmt(`
-      UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, text = ?, elided_by = NULL, expired_at = NULL
+      UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, event_bytes = ?, text = ?, elided_by = NULL, expired_at = NULL
       WHERE id = ?
     `)
-    const insertWords = conn.stmt('INSERT INTO messages_words(rowid, body, scope) VALUES (?, ?, ?)')
-    const insertGrams = conn.stmt('INSERT INTO messages_grams(rowid, body, scope) VALUES (?, ?, ?)')
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
     const deleteCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
     const insertCall = conn.stmt('INSERT OR IGNORE INTO message_calls(session_id, call_id, seq) VALUES (?, ?, ?)')
     for (const row of rows) {
       const existing = find.get(row.sessionId, row.seq) as Row | undefined
-      const scope = `s${row.tag}`
       let id: number
       if (existing !== undefined) {
         if (existing['hash'] === row.hash) {
@@ -51,18 +48,16 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
           continue
         }
         id = existing['id'] as number
-        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text), id)
-        deleteWords.run(id)
-        deleteGrams.run(id)
+        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), id)
+        unindexMessage(conn, id)
         deleteCalls.run(row.sessionId, row.seq)
         replaced += 1
       } else {
-        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, row.eventJson, encodeText(row.text))
+        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
         id = Number(result.lastInsertRowid)
         written += 1
       }
-      insertWords.run(id, row.words, scope)
-      if (row.grams.length > 0) insertGrams.run(id, row.grams, scope)
+      indexMessage(conn, id, row, row.tag)
       if (row.role === 'assistant' && row.callId !== null) for (const call of row.callId.split(' ')) if (call.length > 0) insertCall.run(row.sessionId, call, row.seq)
       // a kill here leaves an open transaction: SQLite must roll all of it back
       if (written + replaced === 1) failpoint('store.mid-append')
@@ -94,15 +89,12 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
     const find = conn.stmt('SELECT id FROM messages WHERE session_id = ? AND seq = ?')
     const remove = conn.stmt('DELETE FROM messages WHERE id = ?')
     const removeCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
     let removed = 0
     for (const seq of seqs) {
       const row = find.get(sessionId, seq) as Row | undefined
       if (row === undefined) continue
       const id = row['id'] as number
-      deleteWords.run(id)
-      deleteGrams.run(id)
+      unindexMessage(conn, id)
       removeCalls.run(sessionId, seq)
       remove.run(id)
       removed += 1
