@@ -11,10 +11,11 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // no test may fall back to the user's ~/.dsh
-    setupFiles: ['packages/testing/src/test-home.ts'],
     // Node's own resolution (dsh's loader importing preset rows, worker threads) also picks sources.
     execArgv: ['--conditions=source'],
-    reporters: ['default'],
+    // no test may fall back to the user's ~/.dsh; every scripted-model request is checked against
+    // DeepSeek's request contract
+    setupFiles: ['packages/testing/src/test-home.ts', 'packages/testing/vitest/setup.ts'],
+    reporters: ['default', './packages/testing/vitest/reporter.ts'],
   },
 })

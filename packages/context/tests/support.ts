@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
+import { afterEach, expect } from 'vitest'
 /** Shared helpers for tests that run Shadow Context on a real dsh composition. */
 import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { DshHarness, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
 import { type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
+import * as ShadowInvariant from '../src/invariant.ts'
 import { isCapturable, ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowCaptureConfig, type ShadowEngineConfig, type ShadowRecallConfig } from '../src/index.ts'
 
 export interface ShadowHarnessOptions extends DshHarnessOptions {
@@ -20,6 +21,8 @@ export async function shadowHarness(options: ShadowHarnessOptions = {}): Promise
   const base = typeof options.plugins === 'function' ? undefined : options.plugins
   return DshHarness.create({
     ...options,
+    // our own invariant companion, beside dsh's
+    invariantCompanions: [...(options.invariantCompanions ?? []), ShadowInvariant],
     // the store lives in the harness's own dsh home, never in the user's
     plugins: home => [...(base ?? []), { plugin: ShadowCapture, config: { ...options.capture, home } }, ...(options.extraPlugins ?? [])],
   })
@@ -74,13 +77,22 @@ export function leadingCheckpoints(messages: readonly Message[]): number {
   return count
 }
 
+/** Wait for our invariant companion's asynchronous store re-checks. */
+export async function settleInvariants(): Promise<void> {
+  for (const checker of ShadowInvariant.checkers) await checker.settled()
+}
+
 /** Dispose the test's harnesses and temporary dsh homes after each test. */
 export function cleanupAfterEach(prefix = 'shadow-test-'): { harnesses: DshHarness[]; newHome(): string } {
   const harnesses: DshHarness[] = []
   const homes: string[] = []
   afterEach(async () => {
+    await settleInvariants()
+    const violations = harnesses.flatMap(harness => harness.invariantFailures())
     for (const harness of harnesses.splice(0)) await harness.dispose()
     for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true })
+    // an invariant a dsh companion or ours reported (thrown inside a listener, so only logged)
+    expect(violations.map(line => line.text)).toEqual([])
   })
   return {
     harnesses,

@@ -192,8 +192,18 @@ export interface ShadowBackend {
   assertInPlace(): Awaitable<void>
   /** Structural self-check; empty when healthy. */
   integrityCheck(): Awaitable<string[]>
+  /** Hash and marks of these seqs of a session's own rows (absent seqs are left out); no text is read. */
+  messageHashesFor(sessionId: string, seqs: readonly number[]): Awaitable<MessageMark[]>
   /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. One transaction. */
   forgetSessions(sessionIds: readonly string[]): Awaitable<ForgetCounts>
+}
+
+/** What the write-ahead check and elision marking need of a row. */
+export interface MessageMark {
+  readonly seq: number
+  readonly hash: string
+  readonly elidedBy: string | null
+  readonly expiredAt: number | null
 }
 
 /** What `forgetSessions` deleted. */

@@ -86,12 +86,9 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
           owner = ownerOf(segments, op.checkpoint.replaceSeq) ?? owner
         }
         const recorded = await store.recordCheckpoint({ ...op.checkpoint, sessionId: owner })
-        if (op.elide && recorded.status === 'committed') {
-          for (const segment of await store.lineage(recorded.sessionId)) {
-            const seqs = recorded.shadowedSeqs.filter(seq => seq < segment.belowSeq)
-            await markElidedIfUnmarked(store.backend, segment.sessionId, seqs, recorded.checkpointId)
-          }
-        }
+        // Marks belong to the session that compacted: only its own rows carry them. Rows it
+        // inherited from an ancestor are shown in its checkpoint when it reads (elision-view.ts).
+        if (op.elide && recorded.status === 'committed') await markElidedIfUnmarked(store.backend, recorded.sessionId, recorded.shadowedSeqs, recorded.checkpointId)
         checkpoints += 1
         break
       }
@@ -104,10 +101,6 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
 
 /** Mark rows elided unless an earlier checkpoint already did (the first elision is the one a reader follows). */
 async function markElidedIfUnmarked(backend: ShadowBackend, sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
-  const fresh: number[] = []
-  for (const seq of seqs) {
-    const row = await backend.getMessage(sessionId, seq)
-    if (row !== undefined && row.elidedBy === null) fresh.push(row.seq)
-  }
-  await backend.markElided(sessionId, fresh, checkpointId)
+  const marks = await backend.messageHashesFor(sessionId, seqs)
+  await backend.markElided(sessionId, marks.filter(mark => mark.elidedBy === null).map(mark => mark.seq), checkpointId)
 }

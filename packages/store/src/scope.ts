@@ -2,7 +2,8 @@
  * Where a read or search may look: a session's lineage (forks read their parent's rows below the
  * fork point instead of copying them), wider scopes, and the row filter a backend applies.
  */
-import type { MessageFilter, ShadowBackend } from './backend.ts'
+import type { MessageFilter, MessageMark, ShadowBackend } from './backend.ts'
+import { viewElision } from './elision-view.ts'
 import { ShadowStoreError, invalid } from './errors.ts'
 import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
 import { assertSeq, assertString, assertTime, ROLES } from './validate.ts'
@@ -78,14 +79,54 @@ function bounded(segments: LineageSegment[], scope: ScopeOptions): LineageSegmen
   return segments.map(segment => (segment.sessionId === scope.sessionId ? { ...segment, belowSeq: Math.min(segment.belowSeq, before) } : segment))
 }
 
-/** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
+/**
+ * A row of the session's visible history at `seq` (its own, or an ancestor's below the fork), with
+ * `elidedBy` as this reader sees it (marks belong to who compacted: elision-view.ts).
+ */
 export async function lookupInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
+  const row = await rowInLineage(backend, segments, seq)
+  return row === undefined ? undefined : (await viewElision(backend, segments, [row]))[0]
+}
+
+/** The stored row at `seq` of a lineage, with its owner's own marks. */
+export async function rowInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
   for (const segment of segments) {
     if (seq >= segment.belowSeq) continue
     const row = await backend.getMessage(segment.sessionId, seq)
     if (row !== undefined) return row
   }
   return undefined
+}
+
+/**
+ * Hash and marks of the row each seq resolves to in a lineage (its own, or an ancestor's below
+ * the fork): what `rowInLineage` finds, without reading text. O(seqs) indexed lookups.
+ */
+export async function marksInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark>> {
+  const found = new Map<number, MessageMark>()
+  let rest = [...new Set(seqs)]
+  for (const segment of segments) {
+    if (rest.length === 0) break
+    const here = rest.filter(seq => seq < segment.belowSeq)
+    for (const mark of await backend.messageHashesFor(segment.sessionId, here)) found.set(mark.seq, mark)
+    rest = rest.filter(seq => !found.has(seq))
+  }
+  return found
+}
+
+/**
+ * A checkpoint's originals are rows of its own session's history (its rows and its ancestors'
+ * below the fork): narrow the scope to that, so the seq filter cannot match another session.
+ */
+export async function checkpointScope(backend: ShadowBackend, segments: readonly LineageSegment[], checkpointId: string | undefined): Promise<LineageSegment[]> {
+  if (checkpointId === undefined) return [...segments]
+  const checkpoint = await backend.getCheckpoint(assertString(checkpointId, 'checkpoint id'))
+  if (checkpoint === undefined) return []
+  const bounds = new Map((await lineage(backend, checkpoint.sessionId)).map(segment => [segment.sessionId, segment.belowSeq]))
+  return segments.flatMap(segment => {
+    const below = bounds.get(segment.sessionId)
+    return below === undefined ? [] : [{ ...segment, belowSeq: Math.min(below, segment.belowSeq) }]
+  })
 }
 
 export function messageFilter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {

@@ -13,7 +13,9 @@ import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
 import { hashEventJson, prepareMessage, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
-import { lineage, lookupInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
+import { viewElision } from './elision-view.ts'
+import { extent } from './extent.ts'
+import { checkpointScope, lineage, lookupInLineage, marksInLineage, messageFilter, rowInLineage, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
 import { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
@@ -238,10 +240,12 @@ export class ShadowStore {
     // rows in a deleted file are not durable, however present they look through the old handle
     await this.backend.assertInPlace()
     const segments = await this.lineage(assertString(sessionId, 'sessionId'))
+    // only seq, hash and marks are read: the check's cost does not grow with the rows' text
+    const rows = await marksInLineage(this.backend, segments, entries.map(entry => assertSeq(entry.seq, 'seq')))
     const missing: number[] = []
     const mismatched: number[] = []
     for (const entry of entries) {
-      const row = await this.lookupInLineage(segments, assertSeq(entry.seq, 'seq'))
+      const row = rows.get(entry.seq)
       // a row retention emptied keeps its hash, but its original is no longer here
       if (row === undefined || (row.expiredAt !== null && options.allowExpired !== true)) missing.push(entry.seq)
       else if (row.hash !== entry.hash) mismatched.push(entry.seq)
@@ -268,14 +272,15 @@ export class ShadowStore {
 
   /** Messages of a session's visible history (its own rows and its ancestors' below each fork). */
   async read(scope: ScopeOptions, options: ReadOptions = {}): Promise<ShadowMessage[]> {
-    const segments = await this.scopeSegments(scope)
+    const segments = await checkpointScope(this.backend, await this.scopeSegments(scope), options.elidedBy)
     const limit = options.limit ?? 200
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) throw invalid('limit must be an integer from 1 to 100000')
-    return this.backend.readMessages({ ...messageFilter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+    const rows = await this.backend.readMessages({ ...messageFilter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+    return viewElision(this.backend, await this.lineage(scope.sessionId), rows)
   }
 
   async count(scope: ScopeOptions, options: ReadOptions = {}): Promise<number> {
-    return this.backend.countMessages(messageFilter(await this.scopeSegments(scope), options))
+    return this.backend.countMessages(messageFilter(await checkpointScope(this.backend, await this.scopeSegments(scope), options.elidedBy), options))
   }
 
   /** (seq, hash) of every row stored for a session itself (not its ancestors). */
@@ -329,10 +334,10 @@ export class ShadowStore {
     const segments = await this.lineage(sessionId)
     const rows: ShadowMessage[] = []
     for (const seq of seqs) {
-      const row = await this.lookupInLineage(segments, seq)
+      const row = await rowInLineage(this.backend, segments, seq)
       if (row !== undefined) rows.push(row)
     }
-    const times = rows.map(row => row.time)
+    const times = extent(rows.map(row => row.time))
     const sorted = seqs.toSorted((a, b) => a - b)
     const firstRow = rows.find(row => row.seq === sorted[0])
     const lastRow = rows.find(row => row.seq === sorted.at(-1))
@@ -341,8 +346,8 @@ export class ShadowStore {
       lastSeq: sorted.at(-1) ?? null,
       firstShadowId: firstRow?.shadowId ?? null,
       lastShadowId: lastRow?.shadowId ?? null,
-      timeFrom: times.length === 0 ? null : Math.min(...times),
-      timeTo: times.length === 0 ? null : Math.max(...times),
+      timeFrom: times?.min ?? null,
+      timeTo: times?.max ?? null,
       messageCount: seqs.length,
     }
     const redact = (value: string | null | undefined): string | null | undefined => (value === undefined || value === null || this.redactor === undefined ? value : this.redactor.text(value))

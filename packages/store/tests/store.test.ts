@@ -179,6 +179,27 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
     expect(await store.stats()).toEqual(before)
   })
 
+  it('keeps checkpoint marks with the session that compacted: a fork eliding inherited rows leaves its parent\'s unmarked', async () => {
+    await store.append([1, 2, 3, 4].map(seq => message('fp', seq, `parent row ${seq} zebra`)))
+    await store.registerSession({ sessionId: 'fc', parentSessionId: 'fp', forkSeq: 5 })
+    await store.append([message('fc', 5, 'fork row zebra')])
+    const fork = await store.recordCheckpoint({ checkpointId: `${sessionTag('fc')}.c1`, sessionId: 'fc', engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2, 5], createdAt: 1 })
+    await store.ingest([{ op: 'checkpoint', checkpoint: fork, elide: true }])
+    // only the fork's own row carries the mark; the parent's rows are untouched
+    expect((await store.backend.messageHashesFor('fp', [1, 2, 3, 9])).map(mark => [mark.seq, mark.elidedBy])).toEqual([[1, null], [2, null], [3, null]])
+    expect((await store.backend.messageHashesFor('fc', [5])).map(mark => mark.elidedBy)).toEqual([fork.checkpointId])
+    // the parent reads and finds its rows live, the fork sees them in its checkpoint
+    expect((await store.read({ sessionId: 'fp' })).map(row => row.elidedBy)).toEqual([null, null, null, null])
+    expect((await store.read({ sessionId: 'fc' })).map(row => [row.seq, row.elidedBy])).toEqual([[1, fork.checkpointId], [2, fork.checkpointId], [3, null], [4, null], [5, fork.checkpointId]])
+    expect((await store.search('zebra', { sessionId: 'fp' })).hits.every(hit => hit.message.elidedBy === null)).toBe(true)
+    expect((await store.search('zebra', { sessionId: 'fc', checkpointId: fork.checkpointId })).hits.map(hit => hit.message.seq).toSorted()).toEqual([1, 2, 5])
+    // the checkpoint's originals are its recorded seqs within its own history, on every backend
+    expect((await store.read({ sessionId: 'fc' }, { elidedBy: fork.checkpointId })).map(row => row.seq)).toEqual([1, 2, 5])
+    expect(await store.count({ sessionId: 'fp' }, { elidedBy: fork.checkpointId })).toBe(2)
+    expect((await store.lookupInLineage(await store.lineage('fc'), 2))!.elidedBy).toBe(fork.checkpointId)
+    expect((await store.lookupInLineage(await store.lineage('fp'), 2))!.elidedBy).toBeNull()
+  })
+
   it('reads a fork through its parent below the fork point, without copying rows', async () => {
     await store.registerSession({ sessionId: 'parent' })
     await store.append([message('parent', 1, 'shared prefix'), message('parent', 3, 'shared too'), message('parent', 9, 'parent after fork')])

@@ -77,6 +77,8 @@ export interface DshHarnessOptions {
   readonly checkpointPolicy?: boolean
   /** Mount dsh's invariant registry and companions. Default true. */
   readonly invariants?: boolean
+  /** More invariant companions (e.g. `dsh-shadow-context/invariant`), mounted after the plugins when invariants are on. */
+  readonly invariantCompanions?: readonly unknown[]
   /** Tools registered at host level. Default: `shell`, `read_file`, `write_file` echo tools. */
   readonly tools?: readonly ScriptedTool[]
   /** A system-prompt section, so requests carry a realistic system prompt. */
@@ -203,6 +205,7 @@ export class DshHarness {
     }
     const plugins = typeof options.plugins === 'function' ? options.plugins(home) : options.plugins ?? []
     for (const plugin of plugins) await mount(plugin.plugin, plugin.config)
+    if (invariants) for (const companion of options.invariantCompanions ?? []) await mount(companion)
     // The engine comes after our plugins: ours injects the capture service they provide.
     const compaction = options.compaction ?? 'none'
     if (compaction !== 'none') {

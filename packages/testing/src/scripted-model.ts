@@ -18,6 +18,7 @@ import {
   type Message,
   type StreamChunk,
 } from '@deepseek-ai/dsh-llm'
+import { validateRequest } from './request-validator.ts'
 
 /** One tool call the script asks the loop to run. `args` is JSON-encoded unless already a string. */
 export interface ScriptedToolCall {
@@ -28,7 +29,7 @@ export interface ScriptedToolCall {
 /** What the scripted model answers to one conversation request. */
 export type ScriptedReply =
   | { readonly kind: 'text'; readonly text: string; readonly reasoning?: string }
-  | { readonly kind: 'tools'; readonly text?: string; readonly calls: readonly ScriptedToolCall[] }
+  | { readonly kind: 'tools'; readonly text?: string; readonly reasoning?: string; readonly calls: readonly ScriptedToolCall[] }
   | { readonly kind: 'overflow'; readonly message?: string }
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
 
@@ -63,6 +64,11 @@ export interface ScriptedModelOptions {
   readonly summarize?: (request: ScriptedRequest) => string
   /** Size of streamed text deltas in characters. Default 64. */
   readonly deltaChars?: number
+  /**
+   * Refuse, as DeepSeek's API does with HTTP 400, any request it would refuse (see
+   * request-validator.ts); every refusal is also tallied for the test run. Default true.
+   */
+  readonly validate?: boolean
 }
 
 /** Heuristic token price of a text, matching dsh's estimator (ceil(chars / 4)). */
@@ -133,6 +139,9 @@ export class ScriptedModel extends LlmAdapter {
   private readonly salt = randomBytes(3).toString('hex')
   private callCounter = 0
   private forcedOverflows = 0
+  private readonly validate: boolean
+  /** Reasoning streamed with each call's assistant message (DeepSeek wants it back within the turn). */
+  private readonly reasoningByCall = new Map<string, string>()
 
   constructor(options: ScriptedModelOptions = {}) {
     super()
@@ -141,6 +150,7 @@ export class ScriptedModel extends LlmAdapter {
     this.fallback = options.fallback ?? { kind: 'text', text: 'Done.' }
     this.summarize = options.summarize ?? defaultSummary
     this.deltaChars = options.deltaChars ?? 64
+    this.validate = options.validate ?? true
   }
 
   /** Queue replies for the next conversation requests. */
@@ -188,6 +198,13 @@ export class ScriptedModel extends LlmAdapter {
 
   override async * stream(options: GenerateOptions): AsyncIterable<StreamChunk> {
     const request = this.record(options)
+    if (this.validate) {
+      const problems = validateRequest(request.purpose, options.messages, { reasoningFor: id => this.reasoningByCall.get(id) })
+      if (problems.length > 0) {
+        request.rejected = true
+        throw new LlmError(`scripted provider: HTTP 400, DeepSeek would refuse this request: ${problems.join('; ')}`, 'INVALID_REQUEST')
+      }
+    }
     if (request.purpose === 'compaction' || request.purpose === 'session-title') {
       const text = request.purpose === 'compaction' ? this.summarize(request) : 'Scripted session'
       yield * this.emitText(text, undefined)
@@ -218,12 +235,17 @@ export class ScriptedModel extends LlmAdapter {
       case 'tools': {
         let index = 0
         let outputChars = 0
+        if (reply.reasoning !== undefined && reply.reasoning.length > 0) {
+          yield * this.emitReasoningBlock(index++, reply.reasoning)
+          outputChars += reply.reasoning.length
+        }
         if (reply.text !== undefined && reply.text.length > 0) {
           yield * this.emitTextBlock(index++, reply.text)
           outputChars += reply.text.length
         }
         for (const call of reply.calls) {
           const id = CallId(`call_${this.salt}_${++this.callCounter}`)
+          if (reply.reasoning !== undefined && reply.reasoning.length > 0) this.reasoningByCall.set(id, reply.reasoning)
           const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args)
           yield { type: 'block-start', index, blockType: 'tool-call' }
           yield { type: 'tool-call-delta', index, id, name: call.name, argumentsDelta: args }
@@ -256,13 +278,14 @@ export class ScriptedModel extends LlmAdapter {
 
   private * emitText(text: string, reasoning: string | undefined): Iterable<StreamChunk> {
     let index = 0
-    if (reasoning !== undefined) {
-      yield { type: 'block-start', index, blockType: 'reasoning' }
-      yield { type: 'reasoning-delta', index, text: reasoning }
-      yield { type: 'block-end', index, block: { type: 'reasoning', text: reasoning } }
-      index += 1
-    }
+    if (reasoning !== undefined) yield * this.emitReasoningBlock(index++, reasoning)
     yield * this.emitTextBlock(index, text)
+  }
+
+  private * emitReasoningBlock(index: number, text: string): Iterable<StreamChunk> {
+    yield { type: 'block-start', index, blockType: 'reasoning' }
+    yield { type: 'reasoning-delta', index, text }
+    yield { type: 'block-end', index, block: { type: 'reasoning', text } }
   }
 
   private * emitTextBlock(index: number, text: string): Iterable<StreamChunk> {

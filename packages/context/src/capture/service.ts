@@ -598,13 +598,14 @@ export class ShadowCapture extends Service {
 
   /**
    * The write-ahead check: are these seqs of the session durably stored exactly as the log has
-   * them? Missing or stale rows are re-sent from the log once before answering.
+   * them? Missing or stale rows are re-sent from the log once before answering. `event` looks an
+   * event up by seq (the engine's log index): `session.events` copies the whole log.
    */
-  async confirm(session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
+  async confirm(session: Session, seqs: readonly number[], event?: (seq: number) => SessionEvent | undefined): Promise<ConfirmResult> {
     // another session's refused batch is no reason to refuse this one: the check below decides
     await this.flush().catch(() => undefined)
     try {
-      return await this.confirmIn(await this.opened(), session, seqs)
+      return await this.confirmIn(await this.opened(), session, seqs, event)
     } catch (error) {
       // a store that cannot answer the write-ahead check is failing, whatever the last batch did
       if (!(error instanceof ShadowStoreError && error.code === 'INVALID_INPUT')) {
@@ -615,17 +616,23 @@ export class ShadowCapture extends Service {
     }
   }
 
-  private async confirmIn(store: ShadowStoreApi, session: Session, seqs: readonly number[]): Promise<ConfirmResult> {
-    const events = session.events
+  private async confirmIn(store: ShadowStoreApi, session: Session, seqs: readonly number[], lookup?: (seq: number) => SessionEvent | undefined): Promise<ConfirmResult> {
+    const at = lookup ?? ((events: readonly SessionEvent[]) => (seq: number) => events[seq])(session.events)
     const entries = seqs.map(seq => {
-      const event = events[seq]
+      let event: SessionEvent | undefined
+      try {
+        event = at(seq)
+      } catch {
+        event = undefined
+      }
       if (event === undefined || event.seq !== seq) throw new ShadowStoreError('INVALID_INPUT', `session ${session.id} has no event at seq ${seq}`)
       return { seq, hash: rowHash(JSON.stringify(event), this.redactor) }
     })
     const first = await store.confirm(session.id, entries)
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }
     const wanted = new Set([...first.missing, ...first.mismatched])
-    const { captured } = captureLog(session.id, events)
+    // the repair path (rows missing or stale) folds the whole log once: it is not a pass's normal cost
+    const { captured } = captureLog(session.id, session.events)
     const repair = captured.filter(event => wanted.has(event.seq))
     this.count(await store.ingest([{ op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
     const second = await store.confirm(session.id, entries)

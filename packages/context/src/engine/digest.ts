@@ -7,7 +7,7 @@
  * says exactly where the originals are and how to read them back.
  */
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
+import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
 
 export interface DigestMessage {
   readonly event: SessionEvent
@@ -123,13 +123,12 @@ function ranked(values: Iterable<Weighted>, limit: number, rare = false): string
 export function composeFooter(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): string {
   const events = input.messages.map(message => message.event)
   const seqs = events.map(event => event.seq)
-  const first = Math.min(...seqs)
-  const last = Math.max(...seqs)
-  const times = events.map(event => event.time)
+  const { min: first, max: last } = extent(seqs) ?? { min: 0, max: 0 }
+  const times = extent(events.map(event => event.time)) ?? { min: 0, max: 0 }
   const by = (type: string): number => events.filter(event => event.type === type).length
   const counts = [`${by('user/message')} user`, `${by('assistant/message')} assistant`, `${by('tool/result')} tool`].join(', ')
   return [
-    `[shadow ${input.checkpointId}] ${events.length} messages (${counts}) · shadow ids ${shadowId(input.tag, first)} … ${shadowId(input.tag, last)} · seqs ${first}–${last} · ${formatUtc(Math.min(...times))} → ${formatUtc(Math.max(...times))} UTC`,
+    `[shadow ${input.checkpointId}] ${events.length} messages (${counts}) · shadow ids ${shadowId(input.tag, first)} … ${shadowId(input.tag, last)} · seqs ${first}–${last} · ${formatUtc(times.min)} → ${formatUtc(times.max)} UTC`,
     `Originals are stored verbatim. Read: shadow_read {"checkpoint":"${input.checkpointId}"} · Search: shadow_search {"query":"…","checkpoint":"${input.checkpointId}"}`,
   ].join('\n')
 }

@@ -25,12 +25,12 @@ import {
 } from '@deepseek-ai/dsh-compaction'
 import type { CommandId } from '@deepseek-ai/dsh-commands/brand'
 import { BlockAssembler, CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorChain, type ContentBlock, type TokenUsage } from '@deepseek-ai/dsh-llm'
-import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import type { Session } from '@deepseek-ai/dsh-session'
 import { checkpointId as makeCheckpointId, failpoint, parseCheckpointTag, sessionTag } from '@dsh-shadow/store'
-import { newCursor, advance } from '../capture/cursor.ts'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
 import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
+import { LogIndexRegistry, type LogIndexWork } from './log-index.ts'
 import { selectRegion, selectRollup, stateSplit, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
 
 /** Model name written on our `compaction/summary` events. */
@@ -80,30 +80,6 @@ function routedTarget(agent: CompactionAgentContext): { provider: string; model:
   return provider !== undefined && provider.length > 0 && model !== undefined && model.length > 0 ? { provider, model } : undefined
 }
 
-/** Open turn and live lock state, from the log's end backwards. */
-function entryState(events: readonly SessionEvent[]): { openTurn: number | null; locked: boolean } {
-  let openTurn: number | null = null
-  let turnKnown = false
-  let lockKnown = false
-  let locked = false
-  let endSeed = -1
-  for (let index = events.length - 1; index >= 0 && endSeed === -1; index -= 1) {
-    if (events[index]!.type === 'session/end-seed') endSeed = index
-  }
-  for (let index = events.length - 1; index >= 0 && !(turnKnown && lockKnown); index -= 1) {
-    const event = events[index]!
-    if (!turnKnown && event.type === 'turn/start') { openTurn = event.data.turn; turnKnown = true }
-    if (!turnKnown && event.type === 'turn/end') turnKnown = true
-    if (!lockKnown && event.type === 'compaction/end') lockKnown = true
-    if (!lockKnown && event.type === 'compaction/start') {
-      lockKnown = true
-      // an unmatched start from before the latest seed boundary belongs to a dead lifetime
-      locked = index > endSeed
-    }
-  }
-  return { openTurn, locked }
-}
-
 export class ShadowCompactionEngine extends CompactionEngine {
   static inject = ['llm', 'tokenMeter', 'sessions', 'shadowCapture']
   static Config = ShadowEngineConfigSchema
@@ -111,11 +87,18 @@ export class ShadowCompactionEngine extends CompactionEngine {
   readonly config: ResolvedEngineConfig
   private readonly states = new WeakMap<Session, SessionState>()
   private readonly warnedWindow = new Set<string>()
+  private readonly logs = new LogIndexRegistry()
 
   constructor(ctx: Context, config: ShadowEngineConfig = {}) {
     super(ctx)
     this.config = resolveEngineConfig(config)
+    ctx.on('session/event', (session, event) => this.logs.observe(session, event))
     if (this.config.auto) this.registerAutomaticCompaction()
+  }
+
+  /** Log events passes have indexed and visited so far (a pass must not grow with the log). */
+  get work(): Readonly<LogIndexWork> {
+    return { ...this.logs.work }
   }
 
   private state(session: Session): SessionState {
@@ -199,7 +182,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const message = `circuit breaker open after ${state.failures} consecutive failed overflow recoveries; automatic compaction paused until a request succeeds or /compact runs`
     this.ctx.logger.warn(`Shadow Context: ${message} (session ${agent.session.id})`)
     // Record it in the session log, so UIs, replay and the projection show why the turn failed.
-    const { openTurn, locked } = entryState(agent.session.events)
+    const { openTurn, locked } = this.logs.for(agent.session).entryState()
     if (locked) return
     try {
       const compactionId = CompactionId(this.nextId(agent.session))
@@ -233,21 +216,14 @@ export class ShadowCompactionEngine extends CompactionEngine {
 
   /** The surface as the policy sees it. */
   private policyNodes(session: Session): { nodes: PolicyNode[]; balancedAtEnd: boolean } {
-    const measurement = this.ctx.tokenMeter.measure(session)
+    const log = this.logs.for(session)
+    // dsh's meter and pairing helpers get the session view: theirs copy session.events otherwise
+    const view = log.view()
+    const measurement = this.ctx.tokenMeter.measure(view)
     const surface = session.surface.nodes
     if (measurement.nodes.length !== surface.length) throw new CompactionRefused('token meter and session surface disagree')
-    const events = session.events
-    // A node starts a turn when a turn/start lies between it and the previous surface node.
-    const turnStarts = new Set<number>()
-    let previous = -1
-    for (const seq of surface) {
-      for (let index = seq - 1; index > previous; index -= 1) {
-        if (events[index]?.type === 'turn/start') { turnStarts.add(seq); break }
-      }
-      previous = seq
-    }
     const nodes = surface.map((seq, index): PolicyNode => {
-      const event = events[seq]!
+      const event = log.event(seq)
       const checkpoint = event.type === 'user/message' && isCompactCheckpointSource(event.data.source)
       const first = checkpoint && event.type === 'user/message' ? event.data.content[0] : undefined
       return {
@@ -255,12 +231,13 @@ export class ShadowCompactionEngine extends CompactionEngine {
         tokens: measurement.nodes[index]!.tokens,
         checkpoint,
         mutable: first?.type === 'text' && first.text.startsWith(STATE_MARKER),
-        turnStart: turnStarts.has(seq),
-        balancedBefore: toolPairingBalancedBefore(session, seq),
+        // a node starts a turn when a turn/start lies between it and the previous surface node
+        turnStart: log.turnStartBetween(index === 0 ? -1 : surface[index - 1]!, seq),
+        balancedBefore: toolPairingBalancedBefore(view, seq),
       }
     })
     const last = surface.at(-1)
-    return { nodes, balancedAtEnd: last === undefined ? true : toolPairingBalancedAfter(session, last) }
+    return { nodes, balancedAtEnd: last === undefined ? true : toolPairingBalancedAfter(view, last) }
   }
 
   async compactIfNeeded(agent: CompactionAgentContext, trigger: CompactionTrigger, signal: AbortSignal): Promise<CompactionResult | null> {
@@ -268,7 +245,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const budget = await this.budget(agent, signal)
     if (trigger === 'pressure') {
       if (budget === undefined) return null
-      if (this.ctx.tokenMeter.measure(session).totalTokens < budget.thresholdTokens) return null
+      if (this.ctx.tokenMeter.measure(this.logs.for(session).view()).totalTokens < budget.thresholdTokens) return null
       const state = this.state(session)
       if (this.ctx.shadowCapture.healthy) state.outageRecorded = false
       else if (state.outageRecorded) {
@@ -346,8 +323,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
     if (endIdx === -1) throw new Error(`compactRegion: end seq ${end} not found in surface`)
     if (startIdx > endIdx) throw new Error(`compactRegion: start seq ${start} is after end seq ${end} on the surface`)
     if (nodes.slice(startIdx, endIdx + 1).some(node => node.checkpoint)) throw new Error('compactRegion: the range contains a committed checkpoint; checkpoints are frozen')
-    if (!toolPairingBalancedBefore(agent.session, start)) throw new Error(`compactRegion: start seq ${start} is not a balanced boundary`)
-    if (!toolPairingBalancedAfter(agent.session, end)) throw new Error(`compactRegion: end seq ${end} is not a balanced boundary`)
+    const view = this.logs.for(agent.session).view()
+    if (!toolPairingBalancedBefore(view, start)) throw new Error(`compactRegion: start seq ${start} is not a balanced boundary`)
+    if (!toolPairingBalancedAfter(view, end)) throw new Error(`compactRegion: end seq ${end} is not a balanced boundary`)
     const tokens = nodes.slice(startIdx, endIdx + 1).reduce((total, node) => total + node.tokens, 0)
     const result = await this.commit(agent, { session: agent.session, region: { startIdx, endIdx, tokens }, nodes, kind: 'digest' }, { owner: 'turn', trigger: 'region' }, signal)
     if (result === null) throw new Error('compactRegion: the pass did not commit')
@@ -356,8 +334,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
 
   /** The next checkpoint id; the tag is the store's (it may be longer after a tag collision). */
   private nextId(session: Session, tag: string = this.ctx.shadowCapture.knownTag(session.id)): string {
-    const starts = session.events.filter(event => event.type === 'compaction/start').length
-    return makeCheckpointId(tag, starts + 1)
+    return makeCheckpointId(tag, this.logs.for(session).compactionCount() + 1)
   }
 
   /**
@@ -373,7 +350,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const { session, region, nodes } = prepared
     const shadowedSeqs = nodes.slice(region.startIdx, region.endIdx + 1).map(node => node.seq)
     const shadowedTokens = region.tokens
-    const { openTurn, locked } = entryState(session.events)
+    const { openTurn, locked } = this.logs.for(session).entryState()
     if (locked) throw new ManualCompactionError('busy', 'compaction already in progress for this session')
     let owner: number | null
     if (options.owner === null) {
@@ -398,7 +375,8 @@ export class ShadowCompactionEngine extends CompactionEngine {
       const checkpointTokens = this.ctx.tokenMeter.estimateMessage(checkpointMessage)
       if (checkpointTokens >= shadowedTokens) throw new CompactionRefused(`the checkpoint (${checkpointTokens} tokens) would not be smaller than what it replaces (${shadowedTokens})`)
       // Write-ahead: every original must be durably in the shadow store before it leaves the surface.
-      const confirmed = await this.ctx.shadowCapture.confirm(session, shadowedSeqs)
+      const log = this.logs.for(session)
+      const confirmed = await this.ctx.shadowCapture.confirm(session, shadowedSeqs, seq => log.event(seq))
       if (!confirmed.ok) {
         throw new CompactionRefused(`the shadow store could not confirm ${confirmed.missing.length + confirmed.mismatched.length} of ${shadowedSeqs.length} originals; nothing was elided`)
       }
@@ -476,13 +454,13 @@ export class ShadowCompactionEngine extends CompactionEngine {
   /** The checkpoint content: a digest (or an index rollup), or LLM prose; always the code footer. */
   private async build(agent: CompactionAgentContext, prepared: Prepared, compactionId: string, signal?: AbortSignal): Promise<Built> {
     const { session } = prepared
-    const events = session.events
+    const log = this.logs.for(session)
     const tag = parseCheckpointTag(compactionId) ?? sessionTag(session.id)
     // everything a checkpoint says is derived from text as the store keeps it (redacted when on)
     const redact = (text: string): string => this.ctx.shadowCapture.redactText(text)
     if (prepared.kind === 'rollup') {
       const folded = prepared.shadowedSeqs.map(seq => {
-        const event = events[seq]!
+        const event = log.event(seq)
         const source = event.type === 'user/message' ? event.data.source : undefined
         const id = source !== undefined && isCompactCheckpointSource(source) ? String((source as { compactionId?: unknown }).compactionId) : `seq ${seq}`
         const text = event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : ''
@@ -491,10 +469,11 @@ export class ShadowCompactionEngine extends CompactionEngine {
       const text = composeRollup({ checkpointId: compactionId, folded })
       return { content: [{ type: 'text', text }], footer: text.slice(text.lastIndexOf('\n') + 1), provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
     }
-    const messages = this.digestMessages(events, prepared.shadowedSeqs).map(message => ({ ...message, event: this.ctx.shadowCapture.redactEvent(message.event) }))
+    const positions = log.positionsOf(prepared.shadowedSeqs)
+    const messages: DigestMessage[] = prepared.shadowedSeqs.map(seq => positions.get(seq)!).map(message => ({ ...message, event: this.ctx.shadowCapture.redactEvent(message.event) }))
     if (prepared.kind === 'state') {
       const checkpoints = prepared.nodes.filter(node => node.checkpoint && node.mutable !== true).map(node => {
-        const event = events[node.seq]!
+        const event = log.event(node.seq)
         return redact(event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : '')
       })
       const state = composeState({ checkpointId: compactionId, tag, messages, checkpoints, maxTokens: this.config.stateTokens })
@@ -507,20 +486,6 @@ export class ShadowCompactionEngine extends CompactionEngine {
     return this.summarizeWithLlm(agent, prepared, compactionId, messages, signal)
   }
 
-  /** Region messages with their turn and tool names, from one fold over the log. */
-  private digestMessages(events: readonly SessionEvent[], seqs: readonly number[]): DigestMessage[] {
-    const wanted = new Set(seqs)
-    const last = Math.max(...seqs)
-    const cursor = newCursor()
-    const found = new Map<number, DigestMessage>()
-    for (let index = 0; index <= last; index += 1) {
-      const event = events[index]!
-      const toolName = advance(cursor, event)
-      if (wanted.has(event.seq)) found.set(event.seq, { event, turn: cursor.turn, toolName })
-    }
-    return seqs.map(seq => found.get(seq)!)
-  }
-
   private async summarizeWithLlm(agent: CompactionAgentContext, prepared: Prepared, compactionId: string, messages: readonly DigestMessage[], signal?: AbortSignal): Promise<Built> {
     const session = prepared.session
     const header = session.requestHeader()
@@ -528,7 +493,8 @@ export class ShadowCompactionEngine extends CompactionEngine {
       ? { provider: this.config.summarizationProvider, model: this.config.summarizationModel }
       : routedTarget(agent)
     if (target === undefined) throw new CompactionRefused('no provider/model to write an llm summary with')
-    const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(session.events[seq]!)).filter(message => message !== null)
+    const log = this.logs.for(session)
+    const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(log.event(seq))).filter(message => message !== null)
     const instruction = createUserMessage({
       content: [{ type: 'text', text: 'Summarize the conversation above for your own later use: goals, decisions and their reasons, files and identifiers, errors and fixes, open work. Terse bullets. Preserve exact paths, commands, numbers and error strings. Output only the summary.' }],
       source: { kind: 'plugin', plugin: SHADOW_ENGINE },

@@ -9,6 +9,7 @@
 import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { z } from 'zod'
+import { extent } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
 
@@ -190,14 +191,15 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent, redac
     }
     case 'compaction/summary': {
       const seqs = event.data.shadowedSeqs
+      const range = extent(seqs) ?? { min: 0, max: 0 }
       return {
         ...state,
         summary: {
           compactionId: event.data.compactionId,
           provider: event.data.provider,
           model: event.data.model,
-          seqFrom: Math.min(...seqs),
-          seqTo: Math.max(...seqs),
+          seqFrom: range.min,
+          seqTo: range.max,
           messages: seqs.length,
           tokens: event.data.shadowedTokenCount,
         },

@@ -177,7 +177,8 @@ export class RecallResolver {
   private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[]; expired: string }> {
     const checkpoint = await this.store.checkpoint(id)
     const segments = await this.segments()
-    if (checkpoint === undefined || !segments.some(segment => segment.sessionId === checkpoint.sessionId)) {
+    // an ancestor's checkpoint made after the fork is not part of this history
+    if (checkpoint === undefined || !segments.some(segment => segment.sessionId === checkpoint.sessionId && (checkpoint.replaceSeq ?? -1) < segment.belowSeq)) {
       throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
     }
     const expired = checkpoint.expiredAt === null ? '' : ` (retention removed ${checkpoint.expiredRows} of its originals on ${formatTime(checkpoint.expiredAt)} UTC)`
@@ -373,11 +374,14 @@ export class RecallResolver {
       }
       case 'id': {
         const id = String(selector['id'])
-        const center = await this.visible(await this.store.message(id), id)
+        const found = await this.visible(await this.store.message(id), id)
         const before = Number(selector['before'])
         const after = Number(selector['after'])
         // Neighbours come from one history: this session's lineage, or the other session's own.
-        const own = (await this.store.lineage(this.scope.sessionId)).some(segment => segment.sessionId === center.sessionId)
+        const lineage = await this.store.lineage(this.scope.sessionId)
+        const own = lineage.some(segment => segment.sessionId === found.sessionId)
+        // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
+        const center = own ? (await this.store.lookupInLineage(lineage, found.seq)) ?? found : found
         const history = { sessionId: own ? this.scope.sessionId : center.sessionId }
         const earlier = before === 0 || center.seq === 0 ? [] : await this.store.read(history, { toSeq: center.seq - 1, limit: before, descending: true })
         const later = after === 0 ? [] : await this.store.read(history, { fromSeq: center.seq + 1, limit: after })

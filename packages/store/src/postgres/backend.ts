@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -163,6 +163,13 @@ export class PostgresBackend implements ShadowBackend {
 
   async messageHashes(sessionId: string): Promise<Array<{ seq: number; hash: string }>> {
     return this.query<{ seq: number; hash: string }>('read hashes', 'SELECT seq, hash FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId])
+  }
+
+  /** Hash and marks of these seqs of a session's own rows, in one indexed query; no text is read. */
+  async messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
+    if (seqs.length === 0) return []
+    const rows = await this.query<{ seq: number; hash: string; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
+    return rows.map(row => ({ seq: row.seq, hash: row.hash, elidedBy: row.elided_by, expiredAt: row.expired_at }))
   }
 
   async deleteMessages(sessionId: string, seqs: readonly number[]): Promise<number> {

@@ -125,7 +125,9 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore = fa
     const like = `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`
     clauses.push(`(m.tool_name = ${params.param(filter.toolName)} OR ' ' || m.tool_name || ' ' LIKE ${params.param(like)})`)
   }
-  if (filter.elidedBy !== undefined) clauses.push(`m.elided_by = ${params.param(filter.elidedBy)}`)
+  // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
+  // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
+  if (filter.elidedBy !== undefined) clauses.push(`m.seq IN (SELECT value::bigint FROM jsonb_array_elements_text((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ${params.param(filter.elidedBy)})::jsonb))`)
   if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) clauses.push(`m.source_kind <> ALL(${params.param(filter.excludeSourceKinds)}::text[])`)
   if (filter.excludeToolNames !== undefined && filter.excludeToolNames.length > 0) clauses.push(`coalesce(m.tool_name, '') <> ALL(${params.param(filter.excludeToolNames)}::text[])`)
   return clauses.length === 0 ? 'true' : clauses.join(' AND ')

@@ -8,7 +8,8 @@
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS, type Awaitable, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
-import { messageFilter, scopeSegments } from '../scope.ts'
+import { viewElision } from '../elision-view.ts'
+import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { bestPassage, passageSnippet, scanTerms } from './passage.ts'
@@ -66,7 +67,8 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ...(options.excludeToolNames === undefined ? {} : { excludeToolNames: options.excludeToolNames }),
   }
   const filter: MessageFilter = {
-    ...messageFilter(segments, {
+    // a checkpoint's originals: rows of its own session's history only (scope.ts)
+    ...messageFilter(await checkpointScope(backend, segments, options.checkpointId), {
       ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
       ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
       ...(options.roles === undefined ? {} : { roles: options.roles }),
@@ -126,13 +128,15 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   }
   const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
   const hits: SearchHit[] = []
+  let reader: LineageSegment[] | undefined
   for (const { unit } of ranked.units.slice(0, limit)) {
     // candidates were read without their event JSON and with their text cut: read the winners in
     // full, except one longer than the cut (a 50 MB output is not copied for a snippet)
     const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
-    const message = await full(unit.message)
+    // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
+    const [message] = await viewElision(backend, reader ??= await lineage(backend, options.sessionId), [await full(unit.message)])
     const call = unit.call === undefined ? undefined : await full(unit.call)
-    hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals) })
+    hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
   }
   const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched)
   return {

@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -114,6 +114,7 @@ export class SqliteBackend implements ShadowBackend {
   messageTotal(): number { return reads.messageTotal(this.conn) }
   countMessages(filter: MessageFilter): number { return reads.countMessages(this.conn, filter) }
   messageHashes(sessionId: string): Array<{ seq: number; hash: string }> { return reads.messageHashes(this.conn, sessionId) }
+  messageHashesFor(sessionId: string, seqs: readonly number[]): MessageMark[] { return reads.messageHashesFor(this.conn, sessionId, seqs) }
   deleteMessages(sessionId: string, seqs: readonly number[]): number { return writes.deleteMessages(this.conn, sessionId, seqs) }
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): void { writes.markElided(this.conn, sessionId, seqs, checkpointId) }
   forgetSessions(sessionIds: readonly string[]): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds) }

@@ -1,5 +1,5 @@
 /** Row reads: sessions, messages by key or filter, call partners, counts, checkpoints, recalls. */
-import type { MessageFilter, ReadQuery } from '../backend.ts'
+import type { MessageFilter, MessageMark, ReadQuery } from '../backend.ts'
 import { onlySegments } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -96,6 +96,20 @@ export function messageHashes(conn: SqliteConnection, sessionId: string): Array<
   return conn.guard('read hashes', () => {
     const rows = conn.stmt('SELECT seq, hash FROM messages WHERE session_id = ? ORDER BY seq').all(sessionId) as Row[]
     return rows.map(row => ({ seq: row['seq'] as number, hash: row['hash'] as string }))
+  })
+}
+
+/** Hash and marks of these seqs of a session's own rows: one indexed lookup per seq, no text read. */
+export function messageHashesFor(conn: SqliteConnection, sessionId: string, seqs: readonly number[]): MessageMark[] {
+  if (seqs.length === 0) return []
+  return conn.guard('read hashes', () => {
+    const find = conn.stmt('SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = ? AND seq = ?')
+    const marks: MessageMark[] = []
+    for (const seq of seqs) {
+      const row = find.get(sessionId, seq) as Row | undefined
+      if (row !== undefined) marks.push({ seq: row['seq'] as number, hash: row['hash'] as string, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null })
+    }
+    return marks
   })
 }
 

@@ -126,7 +126,9 @@ export function filterSql(filter: MessageFilter, params: unknown[], wholeStore =
     clauses.push("(m.tool_name = ? OR ' ' || m.tool_name || ' ' LIKE ? ESCAPE '\\')")
     params.push(filter.toolName, `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`)
   }
-  if (filter.elidedBy !== undefined) { clauses.push('m.elided_by = ?'); params.push(filter.elidedBy) }
+  // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
+  // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
+  if (filter.elidedBy !== undefined) { clauses.push('m.seq IN (SELECT value FROM json_each((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ?)))'); params.push(filter.elidedBy) }
   if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) {
     clauses.push(`m.source_kind NOT IN (${filter.excludeSourceKinds.map(() => '?').join(', ')})`)
     params.push(...filter.excludeSourceKinds)
