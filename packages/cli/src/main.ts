@@ -163,8 +163,14 @@ function build(invocation: Invocation): Command {
           const session = await findSession(store, match[1]!)
           messages = await store.read({ sessionId: session.sessionId }, { fromSeq: Number(match[2]), toSeq: Number(match[3]), limit: 100_000 })
         }
-        if (rt.output.json) return rt.output.out(JSON.stringify(messages.map(message => ({ ...message, eventJson: undefined, event: message.eventJson === '' ? null : JSON.parse(message.eventJson) as unknown }))))
-        rt.output.out(messages.length === 0 ? '(nothing stored there)' : transcript(messages))
+        // one message at a time: a range of large tool outputs may pass what one string can hold
+        if (rt.output.json) {
+          rt.output.out('[')
+          messages.forEach((message, index) => rt.output.out(`${JSON.stringify({ ...message, eventJson: undefined, event: message.eventJson === '' ? null : JSON.parse(message.eventJson) as unknown })}${index < messages.length - 1 ? ',' : ''}`))
+          return rt.output.out(']')
+        }
+        if (messages.length === 0) return rt.output.out('(nothing stored there)')
+        for (const message of messages) rt.output.out(transcript([message]))
       })
     })
 

@@ -214,6 +214,17 @@ describe('issue 12 item 11', () => {
     expect(Math.max(...writes)).toBeLessThan(1024 * 1024)
   })
 
+  it('streams read of a range, as text and as JSON, one message per write', async () => {
+    for (const json of [false, true]) {
+      const writes: string[] = []
+      const code = await runCli(['--home', home, ...(json ? ['--json'] : []), 'read', `${sessionId}:0-40`], { stdout: text => void writes.push(text), stderr: () => undefined, stderrIsTTY: false })
+      expect(code).toBe(0)
+      // the code before wrote one string for the whole range
+      expect(writes.length).toBeGreaterThan(3)
+      if (json) expect((JSON.parse(writes.join('')) as unknown[]).length).toBe(writes.length - 2)
+    }
+  })
+
   it('never prints stored terminal control sequences raw', async () => {
     const copy = copyHome()
     const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
