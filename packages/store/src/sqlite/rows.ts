@@ -1,10 +1,12 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
 import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
-import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
+import type { Row } from '../rows.ts'
+import type { ShadowMessage } from '../types.ts'
 import { unpackEventJson } from './event-json.ts'
 
-export type Row = Record<string, unknown>
+export type { Row }
+export { toCheckpoint, toRecall, toSession } from '../rows.ts'
 
 export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by, m.expired_at'
 /** The same without the event JSON and with the text cut, for search candidates (most are ranked and dropped). */
@@ -41,62 +43,6 @@ export function encodeText(text: string): Uint8Array {
 export function decodeText(value: unknown): string {
   if (typeof value === 'string') return value
   return Buffer.from(value as Uint8Array).toString('utf8')
-}
-
-export function toSession(row: Row): ShadowSession {
-  return {
-    sessionId: row['session_id'] as string,
-    tag: row['tag'] as string,
-    parentSessionId: row['parent_session_id'] as string | null,
-    forkSeq: row['fork_seq'] as number | null,
-    workspace: row['workspace'] as string | null,
-    createdAt: row['created_at'] as number | null,
-    messageCount: row['message_count'] as number,
-    lastSeq: row['last_seq'] as number,
-    firstTime: row['first_time'] as number | null,
-    lastTime: row['last_time'] as number | null,
-  }
-}
-
-export function toCheckpoint(row: Row): ShadowCheckpoint {
-  return {
-    checkpointId: row['checkpoint_id'] as string,
-    sessionId: row['session_id'] as string,
-    engine: row['engine'] as string,
-    status: row['status'] as ShadowCheckpoint['status'],
-    trigger: row['trigger'] as string | null,
-    startSeq: row['start_seq'] as number | null,
-    summarySeq: row['summary_seq'] as number | null,
-    replaceSeq: row['replace_seq'] as number | null,
-    shadowedSeqs: JSON.parse(row['shadowed_seqs'] as string) as number[],
-    firstSeq: row['first_seq'] as number | null,
-    lastSeq: row['last_seq'] as number | null,
-    firstShadowId: row['first_shadow_id'] as string | null,
-    lastShadowId: row['last_shadow_id'] as string | null,
-    timeFrom: row['time_from'] as number | null,
-    timeTo: row['time_to'] as number | null,
-    messageCount: row['message_count'] as number,
-    shadowedTokens: row['shadowed_tokens'] as number | null,
-    summaryTokens: row['summary_tokens'] as number | null,
-    footer: row['footer'] as string | null,
-    error: row['error'] as string | null,
-    createdAt: row['created_at'] as number,
-    expiredAt: row['expired_at'] as number | null,
-    expiredRows: row['expired_rows'] as number,
-  }
-}
-
-export function toRecall(row: Row): ShadowRecall {
-  return {
-    recallId: row['id'] as number,
-    sessionId: row['session_id'] as string,
-    seq: row['seq'] as number | null,
-    time: row['time'] as number,
-    kind: row['kind'] as ShadowRecall['kind'],
-    query: row['query'] as string | null,
-    shadowIds: JSON.parse(row['shadow_ids'] as string) as string[],
-    checkpointIds: JSON.parse(row['checkpoint_ids'] as string) as string[],
-  }
 }
 
 /** SQL for the filter part of a message query (always against alias `m`). */
