@@ -2,9 +2,32 @@
  * Row mapping both backends share: session, checkpoint and recall rows have the same columns in
  * every schema (message rows differ in how text and event JSON are stored, so each backend maps those).
  */
-import type { ShadowCheckpoint, ShadowRecall, ShadowSession } from './types.ts'
+import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from './types.ts'
 
 export type Row = Record<string, unknown>
+
+/** A message row, given its text and event JSON as the backend decoded them from its storage. */
+export function messageOf(row: Row, text: string, eventJson: string): ShadowMessage {
+  return {
+    sessionId: row['session_id'] as string,
+    seq: row['seq'] as number,
+    shadowId: row['shadow_id'] as string,
+    eventType: row['event_type'] as ShadowMessage['eventType'],
+    role: row['role'] as ShadowMessage['role'],
+    sourceKind: row['source_kind'] as string,
+    turn: row['turn'] as number | null,
+    step: row['step'] as number | null,
+    toolName: row['tool_name'] as string | null,
+    callId: row['call_id'] as string | null,
+    time: row['time'] as number,
+    tokens: row['tokens'] as number,
+    hash: row['hash'] as string,
+    eventJson,
+    text,
+    elidedBy: row['elided_by'] as string | null,
+    expiredAt: row['expired_at'] as number | null,
+  }
+}
 
 export function toSession(row: Row): ShadowSession {
   return {

@@ -1,7 +1,7 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
 import type { MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
-import type { Row } from '../rows.ts'
+import { messageOf, type Row } from '../rows.ts'
 import type { ShadowMessage } from '../types.ts'
 
 export type { Row }
@@ -20,25 +20,7 @@ function utf8(value: unknown): string {
 }
 
 export function toMessage(row: Row): ShadowMessage {
-  return {
-    sessionId: row['session_id'] as string,
-    seq: row['seq'] as number,
-    shadowId: row['shadow_id'] as string,
-    eventType: row['event_type'] as ShadowMessage['eventType'],
-    role: row['role'] as ShadowMessage['role'],
-    sourceKind: row['source_kind'] as string,
-    turn: row['turn'] as number | null,
-    step: row['step'] as number | null,
-    toolName: row['tool_name'] as string | null,
-    callId: row['call_id'] as string | null,
-    time: row['time'] as number,
-    tokens: row['tokens'] as number,
-    hash: row['hash'] as string,
-    eventJson: utf8(row['event_json']),
-    text: utf8(row['text']),
-    elidedBy: row['elided_by'] as string | null,
-    expiredAt: row['expired_at'] as number | null,
-  }
+  return messageOf(row, utf8(row['text']), utf8(row['event_json']))
 }
 
 /** Positional parameters: `param(value)` appends and returns its `$n`. */

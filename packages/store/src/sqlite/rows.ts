@@ -1,7 +1,7 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
 import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
-import type { Row } from '../rows.ts'
+import { messageOf, type Row } from '../rows.ts'
 import type { ShadowMessage } from '../types.ts'
 import { unpackEventJson } from './event-json.ts'
 
@@ -14,25 +14,7 @@ export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS 
 
 export function toMessage(row: Row): ShadowMessage {
   const text = decodeText(row['text'])
-  return {
-    sessionId: row['session_id'] as string,
-    seq: row['seq'] as number,
-    shadowId: row['shadow_id'] as string,
-    eventType: row['event_type'] as ShadowMessage['eventType'],
-    role: row['role'] as ShadowMessage['role'],
-    sourceKind: row['source_kind'] as string,
-    turn: row['turn'] as number | null,
-    step: row['step'] as number | null,
-    toolName: row['tool_name'] as string | null,
-    callId: row['call_id'] as string | null,
-    time: row['time'] as number,
-    tokens: row['tokens'] as number,
-    hash: row['hash'] as string,
-    eventJson: unpackEventJson(row['event_json'], text),
-    text,
-    elidedBy: row['elided_by'] as string | null,
-    expiredAt: row['expired_at'] as number | null,
-  }
+  return messageOf(row, text, unpackEventJson(row['event_json'], text))
 }
 
 // Text is stored as a UTF-8 BLOB: a bound JS string is cut at its first NUL, a blob is not.
