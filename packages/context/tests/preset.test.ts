@@ -71,6 +71,33 @@ describe('the shadow-context agent preset (web roster)', () => {
     expect(harness.problems()).toEqual([])
   })
 
+  it('does not capture sessions of other presets that existed before its preset mounted', async () => {
+    const previousHome = process.env['DSH_HOME']
+    process.env['DSH_HOME'] = newHome()
+    onTestFinished(() => {
+      if (previousHome === undefined) delete process.env['DSH_HOME']
+      else process.env['DSH_HOME'] = previousHome
+    })
+    const harness = await DshHarness.create({
+      model: new ScriptedModel({ contextWindow: 16_000 }),
+      presets: { roots: [presetsRoot, fixturePresets], default: 'plain', baseUrl },
+    })
+    harnesses.push(harness)
+    // a session on another preset holds a turn before Shadow Context's standing mount exists
+    const plain = await harness.createAgent({ sessionId: 'plain-first', preset: 'plain' })
+    harness.model.enqueue({ kind: 'text', text: 'plain answer' })
+    expect((await harness.send(plain, 'a secret the user never gave to Shadow Context')).data.reason.kind).toBe('completed')
+    const agent = await harness.createAgent({ sessionId: 'shadow-second', preset: 'shadow-context' })
+    harness.model.enqueue({ kind: 'text', text: 'shadow answer' })
+    expect((await harness.send(agent, 'hello shadow')).data.reason.kind).toBe('completed')
+    const capture = harness.presetService<ShadowCapture>(agent, 'shadowCapture')!
+    await capture.flush()
+    const store = await capture.opened()
+    expect(await store.count({ sessionId: 'shadow-second' })).toBe(modelVisible(agent.session).length)
+    expect(await store.session('plain-first')).toBeUndefined()
+    expect(harness.problems()).toEqual([])
+  })
+
   it('composes at host level too (the headless layout), with the same rows', async () => {
     const harness = await shadowHarness({ model: new ScriptedModel({ contextWindow: 16_000 }) })
     harnesses.push(harness)

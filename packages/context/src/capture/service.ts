@@ -14,6 +14,7 @@
  */
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
+import { scopeOf } from '@deepseek-ai/dsh-scope'
 import z from '@deepseek-ai/schemastery'
 import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { resolveStorePath } from '../store-path.ts'
@@ -222,6 +223,23 @@ function failureOf(error: unknown): CaptureFailure {
   return { time: Date.now(), code, message: error instanceof Error ? error.message : String(error) }
 }
 
+/** The agent preset whose standing composition `ctx` belongs to (dsh web roster), if any. */
+function standingPreset(ctx: Context): string | undefined {
+  const key = scopeOf(ctx) as { agentPreset?: unknown } | undefined
+  return typeof key?.agentPreset === 'string' ? key.agentPreset : undefined
+}
+
+/** The preset a session runs on: the last `agent-preset/selected` event, else its header (none in headless). */
+function presetOfSession(session: Session): string | undefined {
+  const events = session.events
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index] as { type: string; data?: { agentPreset?: unknown } }
+    if (event.type === 'agent-preset/selected' && typeof event.data?.agentPreset === 'string') return event.data.agentPreset
+  }
+  const header = session.header as { agentPreset?: unknown }
+  return typeof header.agentPreset === 'string' ? header.agentPreset : undefined
+}
+
 export class ShadowCapture extends Service {
   static inject = ['sessions']
   static Config = ShadowCaptureConfigSchema
@@ -293,7 +311,14 @@ export class ShadowCapture extends Service {
       }
       await releaseStore(this.path)
     }, 'shadow capture store')
-    for (const session of ctx.sessions.list()) this.track(session)
+    // ctx.sessions is host-wide, but this capture may run in one preset's standing composition
+    // (dsh web): a session of another preset must never reach the store. Sessions the preset
+    // listener sees later are tracked on their first event.
+    const preset = standingPreset(ctx)
+    for (const session of ctx.sessions.list()) {
+      const own = presetOfSession(session)
+      if (own === undefined || own === preset) this.track(session)
+    }
   }
 
   /** The capture's config owns the store's redaction policy (the CLI and other openers follow it). */
