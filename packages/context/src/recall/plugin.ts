@@ -13,7 +13,8 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import type { CommandDefinition } from '@deepseek-ai/dsh-commands'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
-import { coverageTerms, coveredTerms, failpoint, type SearchHit } from '@dsh-shadow/store'
+import { failpoint } from '@dsh-shadow/store'
+import { chooseProactiveHit } from './proactive.ts'
 import type { ShadowCapture } from '../capture/service.ts'
 import { readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
@@ -259,28 +260,11 @@ export class ShadowRecall {
     const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
     const recent = this.recent.get(session) ?? new Map<string, number>()
     this.recent.set(session, recent)
-    // Only rare words count: distinctive in this session's history and present in it (a word it never
-    // saw cannot be recalled; "the", "we", "。" and words in every other message say nothing specific).
-    const rare = [...new Set(coverageTerms(result.terms.filter(term => term.distinctive && term.inScope > 0).map(term => term.term.toLowerCase())))]
-    if (rare.length < this.config.proactiveMinMatches) return undefined
-    // A rare word the model can already see on its surface needs no recall; fire only for what it cannot see.
     const surface = session.deriveMessages().map(message => blocksText(message.content)).join('\n')
-    const seen = coveredTerms(surface, rare)
-    const hidden = new Set(rare.filter((_, index) => seen[index] !== true))
-    if (hidden.size === 0) return undefined
-    const rareSet = new Set(rare)
-    const rareIn = (hit: SearchHit): string[] => [...new Set(coverageTerms(hit.matched.map(piece => piece.toLowerCase())))].filter(term => rareSet.has(term))
-    const candidates = result.hits.filter(candidate => candidate.message.eventType !== 'request/header')
-    // the best hit only: a weaker one is a guess the model's own search would make better
-    const best = candidates[0]
-    if (best === undefined || best.message.elidedBy === null) return undefined
-    const matched = rareIn(best)
-    if (matched.length < this.config.proactiveMinMatches || !matched.some(term => hidden.has(term))) return undefined
-    // ...and it must be the one message the prompt points at: when another hit holds the same rare words
-    // (a repeated request, an older value of a changed setting), a recall would be a guess between them
-    if (candidates.slice(1).some(other => { const words = new Set(rareIn(other)); return matched.every(term => words.has(term)) })) return undefined
-    if ((recent.get(best.message.shadowId) ?? Number.NEGATIVE_INFINITY) > turn - this.config.proactiveWindowTurns) return undefined
-    const hit = best
+    const choice = chooseProactiveHit({ prompt, result, surface, minMatches: this.config.proactiveMinMatches })
+    if ('skip' in choice) return undefined
+    const hit = choice.hit
+    if ((recent.get(hit.message.shadowId) ?? Number.NEGATIVE_INFINITY) > turn - this.config.proactiveWindowTurns) return undefined
     // the page starts at the matching passage of the hit itself, so the match is what fits
     const at = hit.passage?.start ?? 0
     const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)
