@@ -25,6 +25,9 @@ export const DEFAULT_DEEPSEEK_MODEL = 'deepseek-v4-flash'
 /** Requests one need turn may send to DeepSeek (a bound on cost if the model loops). */
 export const DEEPSEEK_TURN_REQUESTS = 8
 
+/** Output cap per DeepSeek request: an answer or a few tool calls, never a runaway bill. */
+export const DEEPSEEK_MAX_OUTPUT = 4_096
+
 /** Appended to a need turn's prompt, so the exact-fact check on the answer measures recall, not style. */
 export const QUOTE_INSTRUCTION = 'When your answer relies on something from earlier in this session (a value, id, path, decision, open item or file line), quote the original line or sentence exactly, in backticks. If it was never discussed, say so.'
 
@@ -37,7 +40,7 @@ export async function deepseekDelegate(env: NodeJS.ProcessEnv = process.env): Pr
   register(new URL('./node-modules-resolve.mjs', import.meta.url))
   const { DeepSeekAdapter, resolveAdapterOptions } = await import('@deepseek-ai/dsh-llm-deepseek')
   // thinking off: the need turns are lookups, and reasoning tokens would dominate the bill
-  const connection = resolveAdapterOptions({ apiKeyEnv: DEEPSEEK_KEY_ENV, reasoningEffort: 'off', ...(env['DEEPSEEK_BASE_URL'] === undefined ? {} : { baseURL: env['DEEPSEEK_BASE_URL'] }) })
+  const connection = resolveAdapterOptions({ apiKeyEnv: DEEPSEEK_KEY_ENV, reasoningEffort: 'off', maxTokens: DEEPSEEK_MAX_OUTPUT, ...(env['DEEPSEEK_BASE_URL'] === undefined ? {} : { baseURL: env['DEEPSEEK_BASE_URL'] }) })
   const userId = randomUUID() as ReturnType<DeepSeekAdapterOptions['resolveUserId']>
   const adapter = new DeepSeekAdapter({ options: () => connection, resolveApiKey: () => Promise.resolve(key), resolveUserId: () => userId })
   return { adapter, model: env['DEEPSEEK_MODEL'] ?? DEFAULT_DEEPSEEK_MODEL, maxRequests: DEEPSEEK_TURN_REQUESTS, instruction: QUOTE_INSTRUCTION }
