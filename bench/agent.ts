@@ -11,11 +11,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { resolveEngineConfig } from 'dsh-shadow-context'
-import { agentSession, parseScenario, serializeScenario, type AgentScenario } from '@dsh-shadow/testing'
+import { agentSession, parseScenario, serializeScenario, type AgentScenario, type TurnDelegate } from '@dsh-shadow/testing'
 import { printTable, result } from './report.ts'
 import { renderPlot, type PlotPanel } from './agent/plot.ts'
 import { addBills, costOf, PRICE_SHEETS, type PriceSheet, type TokenBill } from './agent/pricing.ts'
 import { runVariant, type EngineName, type RunMetrics, type Variant } from './agent/run.ts'
+import { DeepSeekRunError, deepseekDelegate } from './agent/deepseek.ts'
+import { metWithinOneCall, printAbsentTable, printCallsTable, printProactiveTable } from './agent/proactive.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -28,6 +30,8 @@ const { values: args } = parseArgs({
     'write-scenarios': { type: 'string' },
     prices: { type: 'string' },
     shadow: { type: 'string' },
+    proactive: { type: 'string', default: 'default' },
+    'proactive-config': { type: 'string' },
     out: { type: 'string', default: '.artifacts/bench' },
     model: { type: 'string', default: 'scripted' },
   },
@@ -38,9 +42,16 @@ function fail(message: string): never {
   process.exit(2)
 }
 
-if (args.model !== 'scripted') {
-  fail(`--model ${args.model}: only the scripted model runs here; a DeepSeek run of the need turns is not implemented (see bench/README.md)`)
-}
+// --model deepseek: DeepSeek answers the turns with needs (a real, billed run; bench/README.md)
+let delegate: TurnDelegate | undefined
+if (args.model === 'deepseek') {
+  try {
+    delegate = await deepseekDelegate()
+  } catch (error) {
+    if (error instanceof DeepSeekRunError) fail(`${error.name} ${error.code}: ${error.message}`)
+    throw error
+  }
+} else if (args.model !== 'scripted') fail(`--model ${args.model}: expected scripted (default) or deepseek`)
 
 // Dev seeds tune the engine; the report seeds are others (a dev/test split).
 const DEV_SEEDS = [1, 2, 3]
@@ -94,12 +105,20 @@ for (const engine of ['shadow', 'basic'] as const) {
   }
   variants.push({ engine, budget: 'default', config: engine === 'shadow' ? shadowExtra : {}, isDefault: true })
 }
+// Proactive recall on, at these budgets ('none' = not measured); compared with proactive off at the same budget.
+const proactiveRecall = { proactive: true, ...(args['proactive-config'] === undefined ? {} : (JSON.parse(args['proactive-config']) as Record<string, unknown>)) }
+const proactiveBudgets = args.proactive === 'none' ? [] : args.proactive.split(',')
+for (const budget of proactiveBudgets) {
+  const off = variants.find(variant => variant.engine === 'shadow' && variant.budget === budget)
+  if (off === undefined) fail(`--proactive ${budget}: not one of the shadow budgets (${budgets.map(entry => entry.label).join(', ')}, default)`)
+  variants.push({ ...off, engine: 'shadow+proactive', recall: proactiveRecall })
+}
 
 const runs: RunMetrics[] = []
 for (const scenario of scenarios) {
   for (const variant of variants) {
     const started = Date.now()
-    const metrics = await runVariant(scenario, variant, window)
+    const metrics = await runVariant(scenario, variant, window, delegate)
     runs.push(metrics)
     const satisfied = metrics.outcomes.filter(outcome => outcome.satisfied).length
     console.error(`  ${scenario.id} ${variant.engine} ${variant.budget}: ${satisfied}/${metrics.outcomes.length} needs, ${metrics.bill.requests} requests, ${Date.now() - started} ms`)
@@ -157,7 +176,7 @@ const shadowDefaults = `${ownDefaults.thresholdRatio}/${ownDefaults.retainRatio}
 console.log(`\nbench:agent — ${scenarios.length} sessions (${scenarios.map(scenario => `${scenario.id}: ${scenario.turns.length} turns, ${scenario.turns.reduce((n, turn) => n + turn.steps.length, 0)} steps, ${scenario.needs.length} needs`).join('; ')}), ${window}-token window`)
 console.log('Conditions: real dsh 0.1.0-rc.8 compositions; Shadow Context = capture + engine + recall tools (shadow_search/shadow_read); basic = @deepseek-ai/dsh-compaction-basic rc.8.')
 console.log(`Budgets are (thresholdRatio/retainRatio) given to both engines alike; "default" = each engine's own defaults (basic 0.8/0.16; ours ${shadowDefaults}${args.shadow === undefined ? '' : `; extra shadow config ${args.shadow}`}).`)
-console.log('Recovery of a need not on the surface: ours — shadow_search with the need\'s description, then shadow_read of each top hit alone, ≤ 3 calls, success only if the exact fact came back; basic — re-run the producing tool when the scenario marks it re-runnable, else the need fails.')
+console.log('Recovery of a need not on the surface: ours — shadow_search with the need\'s description (met in one call when the result itself shows the exact fact), else shadow_read of the top hits off the surface (at the hit\'s passage; a tool result with its call), ≤ 3 calls, success only if the exact fact came back in that need\'s own result (the query\'s echo does not count); basic — re-run the producing tool when the scenario marks it re-runnable, else the need fails. Never-discussed questions: one search, settled when it says the term occurs nowhere.')
 console.log('ASSUMPTION (fair to basic): its summarizer is a generous stand-in that keeps, within its output cap, every fact the scenario marks important that the summarized input holds (most recent first), plus sampled lines to ~8% of the input (≤ 2000 tokens). Its output is priced.')
 console.log(`Pricing: every accepted request (conversation, recovery, summarizer): input miss ×1, input cache hit (longest common prefix with the previous request, dsh's token estimator) × hit, output × output; sheets: ${sheets.map(sheet => `${sheet.name} hit=${sheet.hit} output=${sheet.output}`).join('; ')}. Costs in thousands of miss-token equivalents, summed over the sessions.`)
 
@@ -193,6 +212,16 @@ printTable('\nneeds by kind at each default (satisfied / total, surface)', ['kin
 
 console.log('\n"distinct k": tokens of every distinct message, system prompt and schema the requests carried, each counted once: reading each uncached once is (up to partial-prefix hits) a floor for "miss k" no engine goes below.')
 
+if (delegate !== undefined) {
+  console.log(`\nREAL MODEL: the turns with needs were answered by DeepSeek (${delegate.model}, dsh's @deepseek-ai/dsh-llm-deepseek rc.8, thinking off, ≤ ${delegate.maxRequests} requests per turn), the rest by the scripted model; a need counts only if its exact fact is in DeepSeek's final answer (the prompt asks it to quote what it relies on). DeepSeek answered ${runs.reduce((sum, run) => sum + run.delegatedRequests, 0)} requests; the costs above are the token estimator's, not DeepSeek's invoice.`)
+}
+const groups = variants.map(variant => ({ variant, runs: runs.filter(run => run.variant === variant) }))
+printCallsTable(groups)
+printAbsentTable(groups)
+const proactivePairs = groups.filter(group => group.variant.engine === 'shadow+proactive').map(on => ({ on, off: groups.find(group => group.variant.engine === 'shadow' && group.variant.budget === on.variant.budget)! }))
+const proactive = proactivePairs.length === 0 ? [] : printProactiveTable(proactivePairs, sheets)
+if (proactivePairs.length > 0) console.log(`proactive recall config: ${JSON.stringify(proactiveRecall)}`)
+
 const unmatched = rows.reduce((sum, row) => sum + row.unmatched, 0)
 if (unmatched > 0) console.log(`\nWARNING: ${unmatched} tool calls found no recorded output (scenario/model mismatch)`)
 
@@ -224,4 +253,11 @@ result('agent', {
   cost_ratio: worst(oursDefault, basicDefault).toFixed(3),
   equal_budget_cost_ratio_max: Math.max(...budgetRatios).toFixed(3),
   equal_budget_success_gap_min: Math.min(...gaps).toFixed(1),
+  met_within_one_call: metWithinOneCall(groups.find(group => group.variant.engine === 'shadow' && group.variant.isDefault)!.runs).toFixed(1),
+  basic_met_within_one_call: metWithinOneCall(groups.find(group => group.variant.engine === 'basic' && group.variant.isDefault)!.runs).toFixed(1),
+  ...(proactive.length === 0 ? {} : {
+    proactive_precision: proactive[0]!.precision.toFixed(1),
+    proactive_never_said_fp: `${proactive[0]!.falsePositives}/${proactive[0]!.questions}`,
+    proactive_cost_per_need_ratio: proactive[0]!.costPerNeedRatio.toFixed(3),
+  }),
 })

@@ -1,9 +1,10 @@
 /** One engine at one budget on one scenario: a real dsh composition, played and priced. */
 import { ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowEngineConfig } from 'dsh-shadow-context'
-import { DshHarness, NeedsModel, playScenario, ScenarioToolbox, type AgentScenario, type DshHarnessOptions, type NeedOutcome, type Recovery } from '@dsh-shadow/testing'
+import { DshHarness, NeedsModel, playScenario, ScenarioToolbox, type AbsentOutcome, type AgentScenario, type DshHarnessOptions, type NeedOutcome, type ProactiveFiring, type Recovery, type TurnDelegate } from '@dsh-shadow/testing'
 import { billOf, distinctTokens, priceInputs, type TokenBill } from './pricing.ts'
 
-export type EngineName = 'shadow' | 'basic'
+/** `shadow+proactive`: Shadow Context with the recall plugin's proactive recall on. */
+export type EngineName = 'shadow' | 'shadow+proactive' | 'basic'
 
 export interface Variant {
   readonly engine: EngineName
@@ -12,6 +13,8 @@ export interface Variant {
   /** The engine's own config (thresholdRatio, retainRatio, …); {} = its defaults. */
   readonly config: Record<string, unknown>
   readonly isDefault: boolean
+  /** ShadowRecall config (the proactive variants); {} = as shipped. */
+  readonly recall?: Record<string, unknown>
 }
 
 export interface RunMetrics {
@@ -30,23 +33,27 @@ export interface RunMetrics {
   readonly unmatchedToolCalls: number
   /** Distinct tokens the requests carried, each once (a floor for misses). */
   readonly distinctTokens: number
+  readonly absentOutcomes: readonly AbsentOutcome[]
+  readonly proactiveFirings: readonly ProactiveFiring[]
+  /** Requests a real model (`--model deepseek`) answered. */
+  readonly delegatedRequests: number
 }
 
 function composition(variant: Variant): Pick<DshHarnessOptions, 'plugins' | 'compaction'> & { recovery: Recovery } {
   if (variant.engine === 'basic') return { compaction: { basic: variant.config }, recovery: 'rerun' }
   return {
     // Shadow Context as shipped: capture, the engine, and the recall tools.
-    plugins: home => [{ plugin: ShadowCapture, config: { home } }, { plugin: ShadowRecall, config: {} }],
+    plugins: home => [{ plugin: ShadowCapture, config: { home } }, { plugin: ShadowRecall, config: variant.recall ?? {} }],
     compaction: { plugin: ShadowCompactionEngine, config: variant.config as ShadowEngineConfig },
     recovery: 'recall',
   }
 }
 
-export async function runVariant(scenario: AgentScenario, variant: Variant, window: number): Promise<RunMetrics> {
+export async function runVariant(scenario: AgentScenario, variant: Variant, window: number, delegate?: TurnDelegate): Promise<RunMetrics> {
   const toolbox = new ScenarioToolbox(scenario)
   const { recovery, ...compose } = composition(variant)
   const capTokens = typeof variant.config['maxTokens'] === 'number' ? variant.config['maxTokens'] : undefined
-  const model = new NeedsModel({ scenario, toolbox, recovery, contextWindow: window, ...(capTokens === undefined ? {} : { summaryCapTokens: capTokens }) })
+  const model = new NeedsModel({ scenario, toolbox, recovery, contextWindow: window, ...(capTokens === undefined ? {} : { summaryCapTokens: capTokens }), ...(delegate === undefined ? {} : { delegate }) })
   const harness = await DshHarness.create({ invariants: false, tools: toolbox.tools(), model, ...compose })
   try {
     const agent = await harness.createAgent({ sessionId: `agent-${variant.engine}-${scenario.id}` })
@@ -67,6 +74,9 @@ export async function runVariant(scenario: AgentScenario, variant: Variant, wind
       meanContext: conversation.reduce((sum, entry) => sum + entry.total, 0) / Math.max(1, conversation.length),
       unmatchedToolCalls: toolbox.unmatched.length,
       distinctTokens: distinctTokens(harness, model.requests),
+      absentOutcomes: model.absentOutcomes,
+      proactiveFirings: model.proactiveFirings,
+      delegatedRequests: model.delegatedRequests.size,
     }
   } finally {
     await harness.dispose()

@@ -3,9 +3,9 @@
  * is on the surface or came back in a tool result; a fact that is neither fails, whatever the
  * composition. Also the scenario file format (typed errors, round trip).
  */
-import { agentSession, NeedsModel, parseScenario, playScenario, ScenarioFormatError, ScenarioToolbox, serializeScenario, type AgentScenario, type AgentStep, type NeedOutcome, type Recovery } from '@dsh-shadow/testing'
+import { agentSession, NeedsModel, parseScenario, playScenario, ScenarioFormatError, ScenarioToolbox, serializeScenario, type AgentScenario, type NeedOutcome, type Recovery } from '@dsh-shadow/testing'
 import { describe, expect, it } from 'vitest'
-import { cleanupAfterEach, engineHarness, recallHarness } from './support.ts'
+import { cleanupAfterEach, engineHarness, fillerStep as filler, recallHarness } from './support.ts'
 import { DshHarness } from '@dsh-shadow/testing'
 
 const { harnesses } = cleanupAfterEach('shadow-needs-')
@@ -14,11 +14,6 @@ const PORT = 'the ledger staging database moves to port 5471'
 const CANARY = 'canary weight stays at seventeen percent until Friday'
 const LATENCY = 'p95=777ms'
 const NEVER = 'the vault mount lives under secret/ops/zz9'
-
-function filler(turn: number): AgentStep {
-  const body = Array.from({ length: 60 }, (_, line) => `export const value${turn}_${line} = compute(${line}, 'turn ${turn}')`).join('\n')
-  return { text: `Reading module ${turn}.`, calls: [{ name: 'read_file', args: { path: `src/module${turn}.ts` }, output: body }] }
-}
 
 /** Facts in turns 1–2, eight bulky turns, then one turn that needs them all. */
 function tinyScenario(): AgentScenario {

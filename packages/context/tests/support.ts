@@ -6,7 +6,7 @@ import { afterEach, expect } from 'vitest'
 import { isCompactCheckpointSource } from '@deepseek-ai/dsh-compaction'
 import type { Message } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { DshHarness, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
+import { DshHarness, type AgentStep, type DshHarnessOptions, type PluginMount } from '@dsh-shadow/testing'
 import { type ReconcileReport, type ShadowStoreApi } from '@dsh-shadow/store'
 import * as ShadowInvariant from '../src/invariant.ts'
 import { isCapturable, ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowCaptureConfig, type ShadowEngineConfig, type ShadowRecallConfig } from '../src/index.ts'
@@ -107,4 +107,10 @@ export function cleanupAfterEach(prefix = 'shadow-test-'): { harnesses: DshHarne
 /** Capture, recall tools and the engine: the whole Shadow Context mode. */
 export async function recallHarness(options: ShadowHarnessOptions & { engine?: ShadowEngineConfig; recall?: ShadowRecallConfig } = {}): Promise<DshHarness> {
   return engineHarness({ ...options, extraPlugins: [...(options.extraPlugins ?? []), { plugin: ShadowRecall, config: options.recall ?? {} }] })
+}
+
+/** A bulky scenario step for needs tests: one read of a 60-line module. */
+export function fillerStep(turn: number): AgentStep {
+  const body = Array.from({ length: 60 }, (_, line) => `export const value${turn}_${line} = compute(${line}, 'turn ${turn}')`).join('\n')
+  return { text: `Reading module ${turn}.`, calls: [{ name: 'read_file', args: { path: `src/module${turn}.ts` }, output: body }] }
 }

@@ -258,7 +258,7 @@ export class ScriptedModel extends LlmAdapter {
     }
   }
 
-  private record(options: GenerateOptions): ScriptedRequest & { rejected: boolean } {
+  protected record(options: GenerateOptions): ScriptedRequest & { rejected: boolean } {
     const purpose = options.purpose ?? 'conversation'
     const request: ScriptedRequest & { rejected: boolean } = {
       rejected: false,

@@ -13,7 +13,8 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import type { CommandDefinition } from '@deepseek-ai/dsh-commands'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
-import { coverageTerms, failpoint, type SearchHit } from '@dsh-shadow/store'
+import { failpoint } from '@dsh-shadow/store'
+import { chooseProactiveHit } from './proactive.ts'
 import type { ShadowCapture } from '../capture/service.ts'
 import { readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
@@ -37,7 +38,7 @@ export interface ShadowRecallConfig {
   scope?: 'session' | 'workspace'
   /** Proactive recall before a turn whose input strongly matches shadowed history. Default off. */
   proactive?: boolean
-  /** Topic words of the prompt (not stopwords) a hit must contain to count as a strong match. Default 2. */
+  /** Rare words of the prompt (distinctive in the session, not stopwords) a hit must contain to count as a strong match. Default 2. */
   proactiveMinMatches?: number
   /** Token budget of one proactive recall message. Default 600. */
   proactiveTokens?: number
@@ -48,7 +49,7 @@ export interface ShadowRecallConfig {
 export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
   scope: z.union(['session', 'workspace']).default('session').description('what recall may read'),
   proactive: z.boolean().default(false).description('queue one recall message before a strongly matching turn'),
-  proactiveMinMatches: z.natural().min(1).default(2).description('topic words of the prompt a proactive hit must contain'),
+  proactiveMinMatches: z.natural().min(1).default(2).description('rare words of the prompt a proactive hit must contain'),
   proactiveTokens: z.natural().min(100).default(600).description('token budget of a proactive recall message'),
   proactiveWindowTurns: z.natural().default(20).description('turns before the same ids may be recalled again'),
 })
@@ -77,6 +78,15 @@ export function currentTurnStart(session: Pick<Session, 'events'>): number | und
     if (event.type === 'compaction/summary' || event.type === 'turn/start') return event.seq
   }
   return undefined
+}
+
+/** Plain text of message content (tool calls as name + arguments, results recursively). */
+function blocksText(content: ReadonlyArray<{ type: string; text?: string; name?: string; arguments?: string; content?: unknown }>): string {
+  return content.map(block => {
+    if (block.type === 'tool-call') return `${block.name ?? ''} ${block.arguments ?? ''}`
+    if (block.type === 'tool-result' && Array.isArray(block.content)) return blocksText(block.content as Parameters<typeof blocksText>[0])
+    return block.text ?? ''
+  }).join('\n')
 }
 
 function fail(error: unknown): never {
@@ -250,14 +260,11 @@ export class ShadowRecall {
     const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
     const recent = this.recent.get(session) ?? new Map<string, number>()
     this.recent.set(session, recent)
-    // only words that carry a topic count toward a strong match ("the", "we", "。" do not)
-    const topical = new Set(coverageTerms(result.terms.map(term => term.term.toLowerCase())))
-    const strength = (hit: SearchHit): number => new Set(coverageTerms(hit.matched.map(piece => piece.toLowerCase())).filter(term => topical.has(term))).size
-    const hit = result.hits.find(candidate => candidate.message.elidedBy !== null
-      && candidate.message.eventType !== 'request/header'
-      && strength(candidate) >= this.config.proactiveMinMatches
-      && (recent.get(candidate.message.shadowId) ?? Number.NEGATIVE_INFINITY) <= turn - this.config.proactiveWindowTurns)
-    if (hit === undefined) return undefined
+    const surface = session.deriveMessages().map(message => blocksText(message.content)).join('\n')
+    const choice = chooseProactiveHit({ prompt, result, surface, minMatches: this.config.proactiveMinMatches })
+    if ('skip' in choice) return undefined
+    const hit = choice.hit
+    if ((recent.get(hit.message.shadowId) ?? Number.NEGATIVE_INFINITY) > turn - this.config.proactiveWindowTurns) return undefined
     // the page starts at the matching passage of the hit itself, so the match is what fits
     const at = hit.passage?.start ?? 0
     const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)

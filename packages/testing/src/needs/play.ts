@@ -10,9 +10,9 @@ export interface PlayReport {
 
 export async function playScenario(harness: DshHarness, agent: Agent, model: NeedsModel): Promise<PlayReport> {
   let failedTurns = 0
-  for (const [index, turn] of model.scenario.turns.entries()) {
+  for (const index of model.scenario.turns.keys()) {
     model.beginTurn(index)
-    const end = await harness.send(agent, turn.prompt)
+    const end = await harness.send(agent, model.promptFor(index))
     if (end.data.reason.kind !== 'completed') failedTurns += 1
   }
   model.finishTurn()

@@ -11,6 +11,9 @@
  * - `need`: `{ type, id, turn, fact, query, kind, origin?, important, rerun?: { name, args, output } }`:
  *   at the start of `turn` the agent needs the exact text `fact`; `query` is how a model would search
  *   for it; `rerun` is the tool call that produces it again (absent: not re-runnable).
+ * - `absent`: `{ type, id, turn, term, query }`: the prompt of `turn` asks about `term`, which no other
+ *   part of the session mentions; the right answer is "never discussed" (and a proactive recall that
+ *   fires before it is a false positive).
  */
 
 export type NeedKind = 'decision' | 'tool-value' | 'identifier' | 'file-content' | 'open-item' | 'changed-value'
@@ -55,12 +58,50 @@ export interface Need {
   readonly rerun?: AgentCall
 }
 
+/** A question about something the session never mentioned: "not found" is the right outcome. */
+export interface AbsentQuestion {
+  readonly id: string
+  /** Turn (1-based) whose prompt asks the question. */
+  readonly turn: number
+  /** The never-mentioned thing; the asking prompt names it, nothing else in the session does (case-insensitive). */
+  readonly term: string
+  /** How a model would search for it. */
+  readonly query: string
+}
+
 export interface AgentScenario {
   readonly id: string
   readonly seed?: number
   readonly note?: string
   readonly turns: readonly AgentTurn[]
   readonly needs: readonly Need[]
+  /** Never-discussed questions (none when absent). */
+  readonly absent?: readonly AbsentQuestion[]
+}
+
+/** Every text of a turn the model or tools produce or receive, for absence checks. */
+function turnTexts(turn: AgentTurn, withPrompt: boolean): string[] {
+  const texts = withPrompt ? [turn.prompt] : []
+  for (const entry of turn.steps) {
+    texts.push(entry.text ?? '', entry.reasoning ?? '')
+    for (const made of entry.calls ?? []) texts.push(made.name, JSON.stringify(made.args), made.output)
+  }
+  return texts
+}
+
+/** Why an absent question is not one (the term occurs elsewhere in the session), or undefined when it is. */
+export function absentConflict(scenario: Pick<AgentScenario, 'turns' | 'needs'>, question: Pick<AbsentQuestion, 'turn' | 'term'>): string | undefined {
+  const term = question.term.toLowerCase()
+  const asking = scenario.turns[question.turn - 1]
+  if (asking === undefined) return `turn ${question.turn} does not exist`
+  if (!asking.prompt.toLowerCase().includes(term)) return `the prompt of turn ${question.turn} does not name "${question.term}"`
+  for (const turn of scenario.turns) {
+    if (turnTexts(turn, turn.turn !== question.turn).some(text => text.toLowerCase().includes(term))) return `"${question.term}" occurs in turn ${turn.turn}`
+  }
+  for (const need of scenario.needs) {
+    if ([need.fact, need.rerun?.output ?? ''].some(text => text.toLowerCase().includes(term))) return `"${question.term}" occurs in need ${need.id}`
+  }
+  return undefined
 }
 
 /** A scenario file that does not follow the schema: which line, and what is wrong. */
@@ -119,6 +160,7 @@ export function parseScenario(text: string): AgentScenario {
   let header: { id: string; seed?: number; note?: string } | undefined
   const turns: AgentTurn[] = []
   const needs: Need[] = []
+  const absent: AbsentQuestion[] = []
   for (const [index, raw] of lines.entries()) {
     const line = index + 1
     if (raw.trim().length === 0) continue
@@ -173,6 +215,13 @@ export function parseScenario(text: string): AgentScenario {
         })
         break
       }
+      case 'absent': {
+        const term = str(record, 'term', line)!
+        const query = str(record, 'query', line)!
+        if (term.trim().length === 0 || query.trim().length === 0) throw new ScenarioFormatError(line, '"term" and "query" must not be empty')
+        absent.push({ id: str(record, 'id', line)!, turn: int(record, 'turn', line)!, term, query })
+        break
+      }
       default:
         throw new ScenarioFormatError(line, `unknown record type ${JSON.stringify(type)}`)
     }
@@ -181,8 +230,14 @@ export function parseScenario(text: string): AgentScenario {
   for (const need of needs) {
     if (need.turn > turns.length) throw new ScenarioFormatError(0, `need ${need.id} arises at turn ${need.turn}, after the last turn (${turns.length})`)
     if (turns[need.turn - 1]!.prompt.includes(need.fact)) throw new ScenarioFormatError(0, `need ${need.id}: the fact is in the prompt of the turn that needs it`)
+    // a query holding the answer would find itself: the echo of the query is not the fact coming back
+    if (need.query.includes(need.fact)) throw new ScenarioFormatError(0, `need ${need.id}: the query contains the fact`)
   }
-  return { ...header, turns, needs }
+  for (const question of absent) {
+    const conflict = absentConflict({ turns, needs }, question)
+    if (conflict !== undefined) throw new ScenarioFormatError(0, `absent ${question.id}: ${conflict}`)
+  }
+  return { ...header, turns, needs, absent }
 }
 
 /** The JSONL text of a scenario (what `parseScenario` reads back). */
@@ -191,6 +246,7 @@ export function serializeScenario(scenario: AgentScenario): string {
     { type: 'session', version: 1, id: scenario.id, ...(scenario.seed === undefined ? {} : { seed: scenario.seed }), ...(scenario.note === undefined ? {} : { note: scenario.note }) },
     ...scenario.turns.map(turn => ({ type: 'turn', ...turn })),
     ...scenario.needs.map(need => ({ type: 'need', ...need })),
+    ...(scenario.absent ?? []).map(question => ({ type: 'absent', ...question })),
   ]
   return `${lines.map(line => JSON.stringify(line)).join('\n')}\n`
 }
