@@ -1,6 +1,7 @@
 /** One engine at one budget on one scenario: a real dsh composition, played and priced. */
 import { ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowEngineConfig } from 'dsh-shadow-context'
 import { DshHarness, NeedsModel, playScenario, ScenarioToolbox, type AgentScenario, type DshHarnessOptions, type NeedOutcome, type Recovery } from '@dsh-shadow/testing'
+import { breakdownOf, type Breakdown } from './breakdown.ts'
 import { billOf, distinctTokens, priceInputs, type TokenBill } from './pricing.ts'
 
 export type EngineName = 'shadow' | 'basic'
@@ -30,6 +31,8 @@ export interface RunMetrics {
   readonly unmatchedToolCalls: number
   /** Distinct tokens the requests carried, each once (a floor for misses). */
   readonly distinctTokens: number
+  /** Where the tokens came from (bench/agent/breakdown.ts). */
+  readonly breakdown: Breakdown
 }
 
 function composition(variant: Variant): Pick<DshHarnessOptions, 'plugins' | 'compaction'> & { recovery: Recovery } {
@@ -67,6 +70,7 @@ export async function runVariant(scenario: AgentScenario, variant: Variant, wind
       meanContext: conversation.reduce((sum, entry) => sum + entry.total, 0) / Math.max(1, conversation.length),
       unmatchedToolCalls: toolbox.unmatched.length,
       distinctTokens: distinctTokens(harness, model.requests),
+      breakdown: breakdownOf(harness, model.requests, model.outputTokens, model.recoveryRequests),
     }
   } finally {
     await harness.dispose()
