@@ -21,7 +21,9 @@ export interface ShadowEngineConfig {
   currentTurnRatio?: number
   /**
    * At a pressure pass, tool steps behind the new checkpoint (older than the retained tail) whose
-   * outputs reach this many tokens become pointer stubs; their words stay. 0 = off.
+   * outputs reach this many tokens become pointer stubs; their words stay. 0 = off. Free for the
+   * prompt cache (all of it misses after the new checkpoint anyway); on bench:agent's dev seeds it
+   * cost 1–1.5% less than off under every sheet and budget, at equal needs (150 measured the same).
    */
   maskTokens?: number
   /**
@@ -64,7 +66,7 @@ export const ShadowEngineConfigSchema: z<ShadowEngineConfig> = z.object({
   retainTokens: z.natural().description('recent surface kept verbatim, tokens (overrides retainRatio)'),
   minRegionRatio: z.number().min(0).max(0.9).default(0.1).description('smallest useful pass, share of the window'),
   currentTurnRatio: z.number().min(0).max(1).default(0.5).description('the running turn is kept whole up to this share of the threshold'),
-  maskTokens: z.natural().default(0).description('tool steps with this many output tokens are masked behind a pass; 0 = off'),
+  maskTokens: z.natural().default(300).description('tool steps with this many output tokens are masked behind a pass; 0 = off'),
   maskHitRatio: z.number().min(0).max(1).default(0).description('cache-hit price / miss price; > 0 also masks between passes when that pays'),
   digestTokens: z.natural().min(64).default(220).description('ceiling of one digest, tokens'),
   rollupRatio: z.number().min(0).max(0.9).default(0.06).description('frozen checkpoints above this share of the window are rolled up; 0 = never'),
@@ -106,7 +108,7 @@ export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEng
     retainTokens: config.retainTokens,
     minRegionRatio: config.minRegionRatio ?? 0.1,
     currentTurnRatio: config.currentTurnRatio ?? 0.5,
-    maskTokens: config.maskTokens ?? 0,
+    maskTokens: config.maskTokens ?? 300,
     maskHitRatio: config.maskHitRatio ?? 0,
     digestTokens: config.digestTokens ?? 220,
     rollupRatio: config.rollupRatio ?? 0.06,

@@ -316,7 +316,8 @@ export class ShadowCompactionEngine extends CompactionEngine {
   /**
    * Masking between passes, only when it pays under the configured cache price: a rewrite makes
    * everything after its first stub miss once, (1 − hit) × (suffix − removed); it saves
-   * hit × removed on each request until the next pass (estimated from the growth per request).
+   * hit × removed on each request until the next rewrite (estimated from the growth per request),
+   * so it waits until a batch worth the miss has piled up.
    */
   private async maskIfWorth(agent: CompactionAgentContext, budget: EngineBudget, total: number, growth: number, signal: AbortSignal): Promise<CompactionResult | null> {
     const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
@@ -324,7 +325,8 @@ export class ShadowCompactionEngine extends CompactionEngine {
     if (runs.length === 0) return null
     const suffix = nodes.slice(runs[0]!.startIdx).reduce((sum, node) => sum + node.tokens, 0)
     const removed = runs.reduce((sum, run) => sum + Math.max(0, run.tokens - MASK_STUB_TOKENS), 0)
-    const horizon = Math.max(1, (budget.thresholdTokens - total) / Math.max(1, growth))
+    // The saving lasts until the next rewrite: the next pass, or the next mask once as much has grown again.
+    const horizon = Math.max(1, Math.min(removed, budget.thresholdTokens - total) / Math.max(1, growth))
     const hit = this.config.maskHitRatio
     if (hit * removed * horizon <= (1 - hit) * Math.max(0, suffix - removed)) return null
     return this.commitMasks(agent, nodes, runs, signal)

@@ -9,7 +9,7 @@
  * the next pass, smaller. A stub is not frozen: the next digest pass folds it like any history.
  * Its outputs stay in the shadow store verbatim; each one is named by its shadow id.
  */
-import { renderBlocks, shadowId } from '@dsh-shadow/store'
+import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
 import type { DigestMessage } from './digest.ts'
 
 /** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
@@ -20,9 +20,12 @@ const INLINE_CHARS = 160
 
 const flat = (text: string): string => text.replace(/\s+/g, ' ').trim()
 
+/** Call arguments are the assistant's own words (a small file it wrote, a command): verbatim up to this. */
+const ARGS_CHARS = 600
+
 function gist(args: string): string {
   const text = flat(args)
-  return text.length <= 120 ? text : `${text.slice(0, 119)}…`
+  return text.length <= ARGS_CHARS ? text : `${text.slice(0, ARGS_CHARS - 1)}…`
 }
 
 export function composeMask(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): { text: string; footer: string } {
@@ -46,6 +49,8 @@ export function composeMask(input: { checkpointId: string; tag: string; messages
     }
   }
   const seqs = input.messages.map(message => message.event.seq)
-  const footer = `[shadow ${input.checkpointId}] seqs ${seqs[0]}–${seqs.at(-1)} · shadow_read {"checkpoint":"${input.checkpointId}"}`
+  // the time range is what the projection and the timeline read from every checkpoint's footer
+  const times = extent(input.messages.map(message => message.event.time)) ?? { min: 0, max: 0 }
+  const footer = `[shadow ${input.checkpointId}] seqs ${seqs[0]}–${seqs.at(-1)} · ${formatUtc(times.min)} → ${formatUtc(times.max)} UTC · shadow_read {"checkpoint":"${input.checkpointId}"}`
   return { text: `${lines.join('\n')}\n${footer}`, footer }
 }
