@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util'
 import { resolveEngineConfig } from 'dsh-shadow-context'
 import { agentSession, parseScenario, serializeScenario, type AgentScenario, type TurnDelegate } from '@dsh-shadow/testing'
 import { printTable, result } from './report.ts'
+import { addBreakdowns, printBreakdown } from './agent/breakdown.ts'
 import { renderPlot, type PlotPanel } from './agent/plot.ts'
 import { addBills, costOf, PRICE_SHEETS, type PriceSheet, type TokenBill } from './agent/pricing.ts'
 import { runVariant, type EngineName, type RunMetrics, type Variant } from './agent/run.ts'
@@ -221,6 +222,11 @@ printAbsentTable(groups)
 const proactivePairs = groups.filter(group => group.variant.engine === 'shadow+proactive').map(on => ({ on, off: groups.find(group => group.variant.engine === 'shadow' && group.variant.budget === on.variant.budget)! }))
 const proactive = proactivePairs.length === 0 ? [] : printProactiveTable(proactivePairs, sheets)
 if (proactivePairs.length > 0) console.log(`proactive recall config: ${JSON.stringify(proactiveRecall)}`)
+printBreakdown(variants.map(variant => {
+  const selected = runs.filter(run => run.variant === variant)
+  return { label: `${variant.engine} ${variant.budget}`, breakdown: selected.map(run => run.breakdown).reduce(addBreakdowns), passes: selected.reduce((sum, run) => sum + run.passes, 0) }
+}), sheets)
+console.log('"new miss": the unit (system prompt, tool schemas, one message) was in no earlier request — reading it once is the floor. "re-miss": it was cached before, but an earlier part of the request changed (a compaction rewrote the surface, or a summarizer request came between). "rewrites": requests that re-missed something. Sources: prompt = system + tool schemas; checkpoint = checkpoints, indexes, basic\'s summaries; recall = recovery calls and their results; tool = other tool outputs; talk = prompts, assistant text and calls.')
 
 const unmatched = rows.reduce((sum, row) => sum + row.unmatched, 0)
 if (unmatched > 0) console.log(`\nWARNING: ${unmatched} tool calls found no recorded output (scenario/model mismatch)`)

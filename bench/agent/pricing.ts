@@ -35,9 +35,9 @@ export const addBills = (a: TokenBill, b: TokenBill): TokenBill => ({ miss: a.mi
 
 export const costOf = (bill: TokenBill, sheet: PriceSheet): number => bill.miss + sheet.hit * bill.hit + sheet.output * bill.output
 
-interface Unit { readonly key: string; readonly tokens: number }
+export interface Unit { readonly key: string; readonly tokens: number }
 
-function units(harness: DshHarness, request: ScriptedRequest): Unit[] {
+export function units(harness: DshHarness, request: ScriptedRequest): Unit[] {
   const out: Unit[] = []
   const { system, tools, messages } = request.options
   if (system !== undefined) out.push({ key: `system:${system}`, tokens: Math.ceil(system.length / 4) })
@@ -51,7 +51,7 @@ function units(harness: DshHarness, request: ScriptedRequest): Unit[] {
   return out
 }
 
-function commonChars(a: string, b: string): number {
+export function commonChars(a: string, b: string): number {
   const limit = Math.min(a.length, b.length)
   let index = 0
   while (index < limit && a.charCodeAt(index) === b.charCodeAt(index)) index += 1

@@ -1,6 +1,7 @@
 /** One engine at one budget on one scenario: a real dsh composition, played and priced. */
 import { ShadowCapture, ShadowCompactionEngine, ShadowRecall, type ShadowEngineConfig } from 'dsh-shadow-context'
 import { DshHarness, NeedsModel, playScenario, ScenarioToolbox, type AbsentOutcome, type AgentScenario, type DshHarnessOptions, type NeedOutcome, type ProactiveFiring, type Recovery, type TurnDelegate } from '@dsh-shadow/testing'
+import { breakdownOf, type Breakdown } from './breakdown.ts'
 import { billOf, distinctTokens, priceInputs, type TokenBill } from './pricing.ts'
 
 /** `shadow+proactive`: Shadow Context with the recall plugin's proactive recall on. */
@@ -37,6 +38,8 @@ export interface RunMetrics {
   readonly proactiveFirings: readonly ProactiveFiring[]
   /** Requests a real model (`--model deepseek`) answered. */
   readonly delegatedRequests: number
+  /** Where the tokens came from (bench/agent/breakdown.ts). */
+  readonly breakdown: Breakdown
 }
 
 function composition(variant: Variant): Pick<DshHarnessOptions, 'plugins' | 'compaction'> & { recovery: Recovery } {
@@ -77,6 +80,7 @@ export async function runVariant(scenario: AgentScenario, variant: Variant, wind
       absentOutcomes: model.absentOutcomes,
       proactiveFirings: model.proactiveFirings,
       delegatedRequests: model.delegatedRequests.size,
+      breakdown: breakdownOf(harness, model.requests, model.outputTokens, model.recoveryRequests),
     }
   } finally {
     await harness.dispose()

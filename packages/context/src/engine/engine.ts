@@ -31,12 +31,16 @@ import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
 import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
 import { LogIndexRegistry, type LogIndexWork } from './log-index.ts'
-import { selectRegion, selectRollup, stateSplit, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
+import { composeMask, MASK_MARKER } from './mask.ts'
+import { frozenEnd, selectMasks, selectRegion, selectRollup, stateSplit, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
 
 /** Model name written on our `compaction/summary` events. */
 export const DIGEST_MODEL = 'digest-v1'
 export const ROLLUP_MODEL = 'rollup-v1'
 export const STATE_MODEL = 'state-v1'
+export const MASK_MODEL = 'mask-v1'
+/** About what one mask stub costs (its header, a line per call, the footer). */
+const MASK_STUB_TOKENS = 80
 
 /** Why a pass did not commit, in words that end up in the log and the projection. */
 export class CompactionRefused extends Error {
@@ -52,6 +56,9 @@ interface SessionState {
   lastWarning: string | undefined
   /** A refusal for the current store outage is already in this session's log. */
   outageRecorded: boolean
+  /** Request size at the previous pressure check, and the mean growth per request (masking's horizon). */
+  lastTotal: number
+  growth: number
 }
 
 interface Prepared {
@@ -60,7 +67,7 @@ interface Prepared {
   readonly nodes: readonly PolicyNode[]
   readonly shadowedSeqs: number[]
   readonly shadowedTokens: number
-  readonly kind: 'digest' | 'rollup' | 'state'
+  readonly kind: 'digest' | 'rollup' | 'state' | 'mask'
 }
 
 interface Built {
@@ -104,7 +111,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
   private state(session: Session): SessionState {
     let state = this.states.get(session)
     if (state === undefined) {
-      state = { failures: 0, retried: undefined, breakerOpen: false, lastWarning: undefined, outageRecorded: false }
+      state = { failures: 0, retried: undefined, breakerOpen: false, lastWarning: undefined, outageRecorded: false, lastTotal: 0, growth: 0 }
       this.states.set(session, state)
     }
     return state
@@ -230,7 +237,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
         seq,
         tokens: measurement.nodes[index]!.tokens,
         checkpoint,
-        mutable: first?.type === 'text' && first.text.startsWith(STATE_MARKER),
+        // the state checkpoint and mask stubs are folded by the next pass
+        mutable: first?.type === 'text' && (first.text.startsWith(STATE_MARKER) || first.text.startsWith(MASK_MARKER)),
+        role: event.type === 'assistant/message' ? 'assistant' : event.type === 'tool/result' ? 'tool' : 'user',
         // a node starts a turn when a turn/start lies between it and the previous surface node
         turnStart: log.turnStartBetween(index === 0 ? -1 : surface[index - 1]!, seq),
         balancedBefore: toolPairingBalancedBefore(view, seq),
@@ -245,8 +254,14 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const budget = await this.budget(agent, signal)
     if (trigger === 'pressure') {
       if (budget === undefined) return null
-      if (this.ctx.tokenMeter.measure(this.logs.for(session).view()).totalTokens < budget.thresholdTokens) return null
+      const total = this.ctx.tokenMeter.measure(this.logs.for(session).view()).totalTokens
       const state = this.state(session)
+      if (total > state.lastTotal) state.growth = state.growth === 0 ? total - state.lastTotal : 0.7 * state.growth + 0.3 * (total - state.lastTotal)
+      state.lastTotal = total
+      if (total < budget.thresholdTokens) {
+        if (this.config.maskTokens === 0 || this.config.maskHitRatio === 0 || !this.ctx.shadowCapture.healthy) return null
+        return this.maskIfWorth(agent, budget, total, state.growth, signal)
+      }
       if (this.ctx.shadowCapture.healthy) state.outageRecorded = false
       else if (state.outageRecorded) {
         // Fail closed without a bracket per step: this outage's refusal is in the log already.
@@ -261,7 +276,7 @@ export class ShadowCompactionEngine extends CompactionEngine {
       retainTokens: budget?.retainTokens ?? 0,
       minRegionTokens: budget?.minRegionTokens ?? 0,
       balancedAtEnd,
-      ...(budget === undefined ? {} : { currentTurnTokens: Math.floor(budget.thresholdTokens / 2) }),
+      ...(budget === undefined ? {} : { currentTurnTokens: budget.currentTurnTokens }),
     })
     let result: CompactionResult | null = null
     const split = region === null || !this.config.stateCheckpoint ? undefined : stateSplit(nodes, region)
@@ -278,11 +293,57 @@ export class ShadowCompactionEngine extends CompactionEngine {
         result = (await this.commit(agent, { session, region: { startIdx, endIdx, tokens }, nodes: now, kind: 'state' }, { owner: 'turn', trigger: 'state' }, signal)) ?? result
       }
     } else if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
+    if (result !== null && mode === 'pressure' && budget !== undefined && this.config.maskTokens > 0) result = (await this.maskBehind(agent, budget, signal)) ?? result
     // Digests that outgrew their budget are rolled up in the same pass (one cache miss, not two).
     if (budget !== undefined) {
       const after = result === null ? nodes : this.policyNodes(session).nodes
       const rollup = selectRollup(after, budget.rollupTokens)
       if (rollup !== null) result = (await this.commit(agent, { session, region: rollup, nodes: after, kind: 'rollup' }, { owner: 'turn', trigger: 'index' }, signal)) ?? result
+    }
+    return result
+  }
+
+  /**
+   * Observation masking behind the checkpoint this pass just wrote: the next request misses the
+   * prompt cache from that checkpoint on anyway, so stubs there cost no extra miss.
+   */
+  private async maskBehind(agent: CompactionAgentContext, budget: EngineBudget, signal: AbortSignal): Promise<CompactionResult | null> {
+    const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
+    const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: budget.retainTokens, balancedAtEnd })
+    return this.commitMasks(agent, nodes, runs, signal)
+  }
+
+  /**
+   * Masking between passes, only when it pays under the configured cache price: a rewrite makes
+   * everything after its first stub miss once, (1 − hit) × (suffix − removed); it saves
+   * hit × removed on each request until the next rewrite (estimated from the growth per request),
+   * so it waits until a batch worth the miss has piled up.
+   */
+  private async maskIfWorth(agent: CompactionAgentContext, budget: EngineBudget, total: number, growth: number, signal: AbortSignal): Promise<CompactionResult | null> {
+    const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
+    const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: budget.retainTokens, balancedAtEnd })
+    if (runs.length === 0) return null
+    const suffix = nodes.slice(runs[0]!.startIdx).reduce((sum, node) => sum + node.tokens, 0)
+    const removed = runs.reduce((sum, run) => sum + Math.max(0, run.tokens - MASK_STUB_TOKENS), 0)
+    // The saving lasts until the next rewrite: the next pass, or the next mask once as much has grown again.
+    const horizon = Math.max(1, Math.min(removed, budget.thresholdTokens - total) / Math.max(1, growth))
+    const hit = this.config.maskHitRatio
+    if (hit * removed * horizon <= (1 - hit) * Math.max(0, suffix - removed)) return null
+    return this.commitMasks(agent, nodes, runs, signal)
+  }
+
+  private async commitMasks(agent: CompactionAgentContext, nodes: readonly PolicyNode[], runs: readonly RegionChoice[], signal: AbortSignal): Promise<CompactionResult | null> {
+    const session = agent.session
+    const targets = runs.map(run => ({ start: nodes[run.startIdx]!.seq, end: nodes[run.endIdx]!.seq }))
+    let result: CompactionResult | null = null
+    for (const target of targets) {
+      if (signal.aborted) break
+      const now = this.policyNodes(session).nodes
+      const startIdx = now.findIndex(node => node.seq === target.start)
+      const endIdx = now.findIndex(node => node.seq === target.end)
+      if (startIdx === -1 || endIdx < startIdx) continue
+      const tokens = now.slice(startIdx, endIdx + 1).reduce((total, node) => total + node.tokens, 0)
+      result = (await this.commit(agent, { session, region: { startIdx, endIdx, tokens }, nodes: now, kind: 'mask' }, { owner: 'turn', trigger: 'mask' }, signal)) ?? result
     }
     return result
   }
@@ -471,6 +532,10 @@ export class ShadowCompactionEngine extends CompactionEngine {
     }
     const positions = log.positionsOf(prepared.shadowedSeqs)
     const messages: DigestMessage[] = prepared.shadowedSeqs.map(seq => positions.get(seq)!).map(message => ({ ...message, event: this.ctx.shadowCapture.redactEvent(message.event) }))
+    if (prepared.kind === 'mask') {
+      const mask = composeMask({ checkpointId: compactionId, tag, messages })
+      return { content: [{ type: 'text', text: mask.text }], footer: mask.footer, provider: SHADOW_ENGINE, model: MASK_MODEL }
+    }
     if (prepared.kind === 'state') {
       const checkpoints = prepared.nodes.filter(node => node.checkpoint && node.mutable !== true).map(node => {
         const event = log.event(node.seq)

@@ -6,7 +6,7 @@
  *   this log, after a resume, and in every fork that inherited it.
  * - Frozen checkpoints stay frozen: a digest or state pass never replaces a committed digest or
  *   index node (only an index rollup folds them, and it folds nothing else); only the one mutable
- *   state checkpoint may be replaced by a later state.
+ *   state checkpoint may be replaced by a later state, and mask stubs by a later pass.
  * - After each committed pass the surface's tool pairing is balanced: every tool result answers an
  *   open call of the assistant message before it, no call is left open before the next message or
  *   at the end.
@@ -18,6 +18,7 @@ import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { hashEventJson } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { STATE_MARKER } from './digest.ts'
+import { MASK_MARKER } from './mask.ts'
 
 const ROLLUP = 'rollup-v1'
 const INDEX_PREFIX = '[Shadow Context index '
@@ -141,7 +142,7 @@ export class ShadowInvariantChecker {
         if (checkpoint === undefined) this.fail(`index rollup ${compactionId} folds seq ${seq}, which is not a checkpoint`)
         continue
       }
-      if (checkpoint !== undefined && !checkpoint.text.startsWith(STATE_MARKER)) {
+      if (checkpoint !== undefined && !checkpoint.text.startsWith(STATE_MARKER) && !checkpoint.text.startsWith(MASK_MARKER)) {
         this.fail(`${compactionId} (${model}) replaces committed ${checkpoint.text.startsWith(INDEX_PREFIX) ? 'index' : 'checkpoint'} ${checkpoint.id}; committed checkpoints are frozen`)
       }
     }

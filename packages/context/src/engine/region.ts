@@ -20,6 +20,8 @@ export interface PolicyNode {
   readonly turnStart: boolean
   /** No tool call crosses the cut immediately before this node. */
   readonly balancedBefore: boolean
+  /** Who the node speaks for (masking looks for assistant steps and their tool results). */
+  readonly role?: 'user' | 'assistant' | 'tool'
 }
 
 export interface RegionChoice {
@@ -142,4 +144,45 @@ export function selectRollup(nodes: readonly PolicyNode[], rollupTokens: number)
     tokens += nodes[endIdx]!.tokens
   }
   return endIdx >= 1 ? { startIdx: 0, endIdx, tokens } : null
+}
+
+export interface MaskRequest {
+  /** First node that may be masked (after the pass's new checkpoint). */
+  readonly from: number
+  /** A step is masked when its tool outputs together reach this many tokens. */
+  readonly minTokens: number
+  /** The newest surface up to this many tokens stays as it is (the step being worked on). */
+  readonly keepTokens: number
+  readonly balancedAtEnd: boolean
+}
+
+/**
+ * Tool steps worth masking behind a pass: an assistant message with its tool results, cut where no
+ * call is open, whose outputs reach `minTokens`, older than the newest `keepTokens`. Adjacent steps
+ * merge into one run. Oldest first.
+ */
+export function selectMasks(nodes: readonly PolicyNode[], request: MaskRequest): RegionChoice[] {
+  let protectFrom = nodes.length
+  let kept = 0
+  while (protectFrom > request.from && kept < request.keepTokens) {
+    protectFrom -= 1
+    kept += nodes[protectFrom]!.tokens
+  }
+  const runs: RegionChoice[] = []
+  let index = request.from
+  while (index < protectFrom) {
+    const node = nodes[index]!
+    if (node.role !== 'assistant' || node.checkpoint || !node.balancedBefore) { index += 1; continue }
+    let end = index + 1
+    let output = 0
+    while (end < nodes.length && nodes[end]!.role === 'tool') output += nodes[end++]!.tokens
+    if (end - 1 > index && end <= protectFrom && isCut(nodes, end, request.balancedAtEnd) && output >= request.minTokens) {
+      const previous = runs.at(-1)
+      const tokens = sum(nodes, index, end - 1)
+      if (previous !== undefined && previous.endIdx + 1 === index) runs[runs.length - 1] = { startIdx: previous.startIdx, endIdx: end - 1, tokens: previous.tokens + tokens }
+      else runs.push({ startIdx: index, endIdx: end - 1, tokens })
+    }
+    index = end
+  }
+  return runs
 }

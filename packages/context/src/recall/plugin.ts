@@ -55,14 +55,13 @@ export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
 })
 
 /** The one static prompt section (byte-stable). */
+// Every request carries this section and both tool schemas (bench:agent: ~1 050 tokens before it was
+// made terse, ~1/4 of a lean request), so each line here earns its place.
 export const RECALL_PROMPT = [
-  '# Shadow Context: your full history is kept',
-  'Older parts of this conversation may be replaced by checkpoints that start with "[Shadow Context checkpoint …]" or "[Shadow Context index …]". Nothing behind them is lost: every original message, tool output included, is stored verbatim with its time.',
-  `- Each checkpoint ends with a pointer footer: its id, the shadow ids and seqs it covers, and its time range. Read the originals with ${READ_TOOL} {"checkpoint":"<id>"}.`,
-  `- Before you rely on a detail a checkpoint only summarizes (an exact value, path, error text, command output, or a decision and its reason), look it up: ${SEARCH_TOOL} {"query":"…"} finds messages by words, identifiers, paths or Chinese text; filters: since/until (ISO time or "2h ago"), role, tool, checkpoint. Time words in the query ("yesterday", "this morning", "day 2", 昨天, 上周三) become a window, echoed as "Time: read …"; since/until override it.`,
-  `- Reading a result: each hit names its passage ("chars 5120–6720 of 15052"); the suggested ${READ_TOOL} {"id":"<shadow id>","at":<offset>} starts there and continues with a cursor. "on your surface now" means you can already see that message. "Value over time" lists every stated value of the thing you asked about with its time, oldest first; the one marked newest is the current value unless a later message says otherwise.`,
-  '- "No message in this session mentions `x`" means x occurs nowhere in the history you can search; "No hit contains `x` …" means the hits only share common words with your question. Either way, say it was not discussed rather than guess from loosely matching hits.',
-  `- ${READ_TOOL} {"id":"<shadow id>","before":2,"after":2} shows a hit in context; {"since":"…","until":"…"} reads a time window; long reads continue with the cursor it returns.`,
+  '# Shadow Context: nothing is lost',
+  'Checkpoints ("[Shadow Context checkpoint …]", "[Shadow Context index …]") replace older history; every original, tool outputs included, is stored verbatim with its time.',
+  `- Before relying on a detail a checkpoint only summarizes (exact value, path, error, output, decision), look it up: ${SEARCH_TOOL} {"query":"…"} (words, identifiers, paths, 中文; time words like "yesterday" become a window), then ${READ_TOOL} with the id and "at" a hit suggests, or {"checkpoint":"<id>"} from a footer.`,
+  '- "on your surface now": you can already see it. "Value over time": the newest is current. "No message … mentions `x`" or "No hit contains `x`": it was not discussed; do not guess.',
 ].join('\n')
 
 /**
@@ -167,15 +166,15 @@ export class ShadowRecall {
   private searchTool() {
     return defineTool({
       name: SEARCH_TOOL,
-      description: 'Search this conversation\'s full history, including everything replaced by Shadow Context checkpoints (user and assistant messages, tool calls and outputs). Ranked full-text search over words, identifiers, paths and Chinese/Japanese/Korean text; returns shadow ids with snippets.',
+      description: 'Search this conversation\'s full history, checkpointed parts and tool outputs included; returns shadow ids with snippets.',
       parameters: {
-        query: { type: 'string', required: true, description: 'words, identifiers, paths, error text or a phrase' },
-        since: { type: 'string', description: 'only messages at or after this time: ISO 8601 or relative like "2h ago"' },
-        until: { type: 'string', description: 'only messages at or before this time: ISO 8601 or relative' },
-        role: { type: 'string', enum: ['user', 'assistant', 'tool', 'system'], description: 'only messages of this speaker' },
-        tool: { type: 'string', description: 'only outputs of (and calls to) this tool' },
-        checkpoint: { type: 'string', description: 'only messages this checkpoint replaced' },
-        limit: { type: 'integer', description: `hits to return, 1–${SEARCH_LIMIT_MAX} (default 8)` },
+        query: { type: 'string', required: true, description: 'words, identifiers, paths, errors, 中文' },
+        since: { type: 'string', description: 'ISO time or "2h ago"' },
+        until: { type: 'string', description: 'ISO time or "2h ago"' },
+        role: { type: 'string', enum: ['user', 'assistant', 'tool', 'system'] },
+        tool: { type: 'string', description: 'tool name' },
+        checkpoint: { type: 'string', description: 'checkpoint id' },
+        limit: { type: 'integer', description: `1–${SEARCH_LIMIT_MAX}, default 8` },
       },
       output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
       execute: async (args, exec) => {
@@ -193,19 +192,19 @@ export class ShadowRecall {
   private readTool() {
     return defineTool({
       name: READ_TOOL,
-      description: 'Read the exact original messages of this conversation\'s history (tool outputs included), as a transcript with times and speakers: a checkpoint\'s span, a message with its neighbours, a seq range, or a time window. Long reads are paginated; pass the returned cursor to continue.',
+      description: 'Read original messages verbatim: a checkpoint, a message (id; before/after neighbours; at = char offset), a seq range or a time window. Long reads return a cursor.',
       parameters: {
-        checkpoint: { type: 'string', description: 'a checkpoint id from a pointer footer, e.g. "k7q2mz.c3"' },
-        id: { type: 'string', description: 'a shadow id, e.g. "k7q2mz.41"' },
-        before: { type: 'integer', description: 'with id: messages before it (0–20, default 2)' },
-        after: { type: 'integer', description: 'with id: messages after it (0–20, default 2)' },
-        at: { type: 'integer', description: 'with id: start this many characters into the message (a search hit\'s passage); earlier neighbours are then not shown unless before is given' },
-        from_seq: { type: 'integer', description: 'first seq of a range (with to_seq)' },
-        to_seq: { type: 'integer', description: 'last seq of a range (with from_seq)' },
-        since: { type: 'string', description: 'start of a time window: ISO 8601 or relative like "2h ago"' },
-        until: { type: 'string', description: 'end of a time window' },
-        budget: { type: 'integer', description: `tokens to return, ${READ_BUDGET_MIN}–${READ_BUDGET_MAX} (default 2000)` },
-        cursor: { type: 'string', description: 'continue a previous read' },
+        checkpoint: { type: 'string', description: 'e.g. "k7q2mz.c3"' },
+        id: { type: 'string', description: 'e.g. "k7q2mz.41"' },
+        before: { type: 'integer', description: '0–20, default 2' },
+        after: { type: 'integer', description: '0–20, default 2' },
+        at: { type: 'integer' },
+        from_seq: { type: 'integer' },
+        to_seq: { type: 'integer' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        budget: { type: 'integer', description: `tokens, ${READ_BUDGET_MIN}–${READ_BUDGET_MAX}, default 2000` },
+        cursor: { type: 'string' },
       },
       output: { schema: { type: 'string' }, render: (_args, value) => [{ type: 'text', text: value }] },
       execute: async (args, exec) => {

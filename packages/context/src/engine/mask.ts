@@ -1,0 +1,56 @@
+/**
+ * Observation masking: a tool step whose outputs are bulky becomes a short pointer stub, while the
+ * step's own words (what the assistant said and which tools it called on what) stay on the surface
+ * (JetBrains 2025, arXiv 2508.21433: masking matched LLM summaries at about half the cost).
+ *
+ * Cache-aware by construction: the engine masks only inside a pass, behind that pass's new
+ * checkpoint. Everything after a checkpoint misses the prompt cache on the next request anyway,
+ * so a stub there costs no extra miss; it makes the re-missed tail, and every later request until
+ * the next pass, smaller. A stub is not frozen: the next digest pass folds it like any history.
+ * Its outputs stay in the shadow store verbatim; each one is named by its shadow id.
+ */
+import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
+import type { DigestMessage } from './digest.ts'
+
+/** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
+export const MASK_MARKER = '[Shadow Context masked'
+
+/** A tool output up to this many characters stays verbatim inside the stub. */
+const INLINE_CHARS = 160
+
+const flat = (text: string): string => text.replace(/\s+/g, ' ').trim()
+
+/** Call arguments are the assistant's own words (a small file it wrote, a command): verbatim up to this. */
+const ARGS_CHARS = 600
+
+function gist(args: string): string {
+  const text = flat(args)
+  return text.length <= ARGS_CHARS ? text : `${text.slice(0, ARGS_CHARS - 1)}…`
+}
+
+export function composeMask(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): { text: string; footer: string } {
+  const turn = input.messages.find(message => message.turn !== null)?.turn ?? null
+  const lines = [`${MASK_MARKER} ${input.checkpointId}${turn === null ? '' : ` · turn ${turn}`}] tool outputs stored verbatim; read one with shadow_read {"id":"…"}`]
+  const calls = new Map<string, { name: string; args: string }>()
+  for (const { event } of input.messages) {
+    if (event.type === 'assistant/message') {
+      const words = renderBlocks(event.data.message.content.filter(block => block.type === 'text')).trim()
+      if (words.length > 0) lines.push(`assistant: ${words}`)
+      for (const block of event.data.message.content) if (block.type === 'tool-call') calls.set(block.id, { name: block.name, args: block.arguments })
+    } else if (event.type === 'tool/result') {
+      const result = event.data.message.content.find(block => block.type === 'tool-result')
+      const call = result === undefined ? undefined : calls.get(result.toolCallId)
+      const text = renderBlocks(event.data.message.content)
+      const head = `- ${call?.name ?? 'tool'} ${gist(call?.args ?? '')}`
+      const error = result?.isError === true ? ' (error)' : ''
+      lines.push(text.length <= INLINE_CHARS
+        ? `${head} →${error} ${flat(text)}`
+        : `${head} →${error} ${Math.ceil(text.length / 4)} tokens, ${shadowId(input.tag, event.seq)}`)
+    }
+  }
+  const seqs = input.messages.map(message => message.event.seq)
+  // the time range is what the projection and the timeline read from every checkpoint's footer
+  const times = extent(input.messages.map(message => message.event.time)) ?? { min: 0, max: 0 }
+  const footer = `[shadow ${input.checkpointId}] seqs ${seqs[0]}–${seqs.at(-1)} · ${formatUtc(times.min)} → ${formatUtc(times.max)} UTC · shadow_read {"checkpoint":"${input.checkpointId}"}`
+  return { text: `${lines.join('\n')}\n${footer}`, footer }
+}

@@ -1,0 +1,145 @@
+/**
+ * Observation masking on real dsh: bulky tool steps behind a pass's new checkpoint become pointer
+ * stubs. A masked output comes back byte-exact through shadow_read; the request prefix before the
+ * pass's change point is unchanged (masks never rewrite what the cache already holds); the next
+ * pass folds the stubs; tool pairing stays balanced on every request (the suite's validator).
+ */
+import { agenticTools, agenticTurns, ScriptedModel, type ScriptedRequest } from '@dsh-shadow/testing'
+import type { SessionEvent } from '@deepseek-ai/dsh-session'
+import { shadowId } from '@dsh-shadow/store'
+import { describe, expect, it } from 'vitest'
+import { READ_TOOL } from '../src/index.ts'
+import { MASK_MARKER } from '../src/engine/mask.ts'
+import { selectMasks, type PolicyNode } from '../src/engine/region.ts'
+import { cleanupAfterEach, pairingProblems, recallHarness } from './support.ts'
+
+const { harnesses } = cleanupAfterEach('shadow-mask-')
+
+const textOf = (request: ScriptedRequest, index: number): string => JSON.stringify(request.options.messages[index]?.content ?? null)
+
+function summaries(events: readonly SessionEvent[], model: string): Array<Extract<SessionEvent, { type: 'compaction/summary' }>> {
+  return events.filter((event): event is Extract<SessionEvent, { type: 'compaction/summary' }> => event.type === 'compaction/summary' && event.data.model === model)
+}
+
+describe('observation masking', () => {
+  it('masks bulky steps behind a pass, keeps the prefix, and a masked output reads back byte-exact', async () => {
+    const model = new ScriptedModel({ contextWindow: 24_000 })
+    const harness = await recallHarness({ model, tools: agenticTools(3, 1_600), engine: { thresholdRatio: 0.4, retainRatio: 0.05, maskTokens: 200 } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-e2e' })
+    await harness.play(agent, agenticTurns({ turns: 8, steps: 8, calls: [1, 2], seed: 5 }))
+    const events = agent.session.events
+    const masks = summaries(events, 'mask-v1')
+    const digests = summaries(events, 'digest-v1')
+    expect(masks.length).toBeGreaterThan(0)
+
+    // every mask came right after a digest in the same pass: it sits behind that pass's change point
+    for (const mask of masks) {
+      const digest = digests.findLast(entry => entry.seq < mask.seq)
+      expect(digest, `${mask.data.compactionId} follows a digest`).toBeDefined()
+      const between = events.filter(event => event.seq > digest!.seq && event.seq < mask.seq)
+      expect(between.some(event => event.type === 'step/start' || event.type === 'assistant/message'), 'no request between the digest and its masks').toBe(false)
+    }
+
+    // the first request after each pass shares every message before its new checkpoint with the request before it
+    const conversation = model.requests.filter(request => request.purpose === 'conversation' && !request.rejected)
+    let checked = 0
+    for (let index = 1; index < conversation.length; index += 1) {
+      const before = conversation[index - 1]!
+      const after = conversation[index]!
+      const stubs = after.options.messages.filter(message => message.content.some(block => block.type === 'text' && block.text.startsWith(MASK_MARKER)))
+      const fresh = stubs.filter(stub => !before.options.messages.some(message => JSON.stringify(message.content) === JSON.stringify(stub.content)))
+      if (fresh.length === 0) continue
+      let differ = 0
+      while (differ < before.options.messages.length && textOf(before, differ) === textOf(after, differ)) differ += 1
+      // the first difference is the pass's new digest checkpoint, and every new stub comes after it
+      expect(textOf(after, differ)).toContain('[Shadow Context checkpoint')
+      for (const stub of fresh) expect(after.options.messages.indexOf(stub)).toBeGreaterThan(differ)
+      expect(pairingProblems(after.options.messages)).toEqual([])
+      checked += 1
+    }
+    expect(checked).toBeGreaterThan(0)
+
+    // a masked output, named by its shadow id in the stub, comes back byte-exact through shadow_read
+    const mask = masks[0]!
+    const original = mask.data.shadowedSeqs.map(seq => events.find(event => event.seq === seq)!).find(event => event.type === 'tool/result')!
+    expect(original.type).toBe('tool/result')
+    const originalText = original.type === 'tool/result' ? original.data.message.content.flatMap(block => (block.type === 'tool-result' ? block.content : [])).map(inner => (inner.type === 'text' ? inner.text : '')).join('') : ''
+    expect(originalText.length).toBeGreaterThan(800)
+    const tag = await harness.ctx.shadowCapture.tag('mask-e2e')
+    const id = shadowId(tag, original.seq)
+    const stubText = mask.data.summary.map(block => (block.type === 'text' ? block.text : '')).join('')
+    expect(stubText).toContain(id)
+    expect(stubText).not.toContain(originalText.slice(0, 400))
+    model.enqueue({ kind: 'tools', calls: [{ name: READ_TOOL, args: { id, before: 0, after: 0, budget: 8_000 } }] }, { kind: 'text', text: 'Read it.' })
+    await harness.send(agent, 'Show me that output again.')
+    const read = agent.session.events.findLast(event => event.type === 'tool/result')
+    const readText = read?.type === 'tool/result' ? JSON.stringify(read.data.message.content) : ''
+    expect(readText).toContain(JSON.stringify(originalText).slice(1, -1))
+
+    // a later pass folded earlier stubs: no stub lives before the newest frozen checkpoint
+    const surface = agent.session.deriveMessages().map(message => message.content.map(block => (block.type === 'text' ? block.text : '')).join(''))
+    const lastFrozen = surface.findLastIndex(text => text.startsWith('[Shadow Context checkpoint') || text.startsWith('[Shadow Context index'))
+    expect(surface.slice(0, Math.max(0, lastFrozen)).some(text => text.startsWith(MASK_MARKER))).toBe(false)
+    expect(digests.length).toBeGreaterThan(1)
+    expect(harness.problems()).toEqual([])
+  })
+})
+
+describe('masking between passes', () => {
+  it('masks without a pass only when the configured cache price says it pays, and never rewrites before its first stub', async () => {
+    const run = async (maskHitRatio: number) => {
+      const model = new ScriptedModel({ contextWindow: 24_000 })
+      const harness = await recallHarness({ model, tools: agenticTools(3, 1_600), engine: { thresholdRatio: 0.6, retainRatio: 0.05, maskTokens: 200, maskHitRatio } })
+      harnesses.push(harness)
+      const agent = await harness.createAgent({ sessionId: `mask-between-${maskHitRatio}` })
+      await harness.play(agent, agenticTurns({ turns: 4, steps: 10, calls: [1, 2], seed: 6 }))
+      expect(harness.problems()).toEqual([])
+      const events = agent.session.events
+      // a mask with a model reply since the previous pass of any kind: masking between passes
+      const between = summaries(events, 'mask-v1').filter(mask => {
+        const previous = events.filter(event => event.seq < mask.seq && event.type === 'compaction/summary').at(-1)
+        const gap = events.filter(event => event.seq > (previous?.seq ?? -1) && event.seq < mask.seq)
+        return gap.some(event => event.type === 'assistant/message')
+      })
+      return { model, between }
+    }
+    const never = await run(0)
+    expect(never.between).toEqual([])
+    const paid = await run(0.9)
+    expect(paid.between.length).toBeGreaterThan(0)
+    // the request after a between-pass mask keeps every message before its first new stub
+    const conversation = paid.model.requests.filter(request => request.purpose === 'conversation' && !request.rejected)
+    let checked = 0
+    for (let index = 1; index < conversation.length; index += 1) {
+      const before = conversation[index - 1]!
+      const after = conversation[index]!
+      let differ = 0
+      while (differ < before.options.messages.length && textOf(before, differ) === textOf(after, differ)) differ += 1
+      if (differ >= before.options.messages.length) continue
+      const first = textOf(after, differ)
+      if (first.includes('[Shadow Context checkpoint') || first.includes('[Shadow Context index')) continue // a digest pass
+      expect(first, 'a rewrite between passes starts at a mask stub').toContain(MASK_MARKER)
+      checked += 1
+    }
+    expect(checked).toBeGreaterThan(0)
+  })
+})
+
+describe('mask selection', () => {
+  const node = (seq: number, role: 'user' | 'assistant' | 'tool', tokens: number, balancedBefore = role !== 'tool'): PolicyNode => ({ seq, tokens, role, checkpoint: false, turnStart: false, balancedBefore })
+
+  it('takes whole balanced steps with bulky outputs, merges adjacent ones, and spares the newest', () => {
+    const nodes = [
+      node(1, 'user', 50), node(2, 'assistant', 40), node(3, 'tool', 900), // bulky
+      node(4, 'assistant', 40), node(5, 'tool', 600), node(6, 'tool', 300), // bulky, adjacent: merges
+      node(7, 'assistant', 40), node(8, 'tool', 20), // small: stays
+      node(9, 'assistant', 40), node(10, 'tool', 1_000), // newest: kept
+    ]
+    expect(selectMasks(nodes, { from: 0, minTokens: 500, keepTokens: 1_000, balancedAtEnd: true })).toEqual([{ startIdx: 1, endIdx: 5, tokens: 1_880 }])
+    // nothing behind the start point
+    expect(selectMasks(nodes, { from: 6, minTokens: 500, keepTokens: 1_000, balancedAtEnd: true })).toEqual([])
+    // a step whose results are still open at the end is not cut
+    expect(selectMasks(nodes, { from: 0, minTokens: 500, keepTokens: 0, balancedAtEnd: false }).at(-1)?.endIdx).toBe(5)
+  })
+})
