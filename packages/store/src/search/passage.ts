@@ -64,6 +64,47 @@ function headOf(token: string): string {
   return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
 }
 
+/** Porter rewrites only endings (y→i, a final e added): a stem without its last two characters begins its token (checked on ~100k English words). */
+const SAFE_PREFIX_CUT = 2
+const ASCII_TERM = /^[a-z0-9]+$/
+const ASCII_TEXT = /^[\x00-\x7f]*$/
+
+function isTokenChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
+}
+
+/**
+ * The tokens of an ASCII text that can match a term, in text order: only tokens holding some
+ * term's safe prefix (a token stemming to a term, or with a camelCase part that does, holds it),
+ * found with indexOf instead of tokenizing the whole text. The caller checks each token exactly
+ * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
+ */
+function asciiCandidates(sample: string, terms: Iterable<string>): Array<[number, string]> | undefined {
+  const prefixes: string[] = []
+  for (const term of terms) {
+    if (!ASCII_TERM.test(term)) return undefined
+    prefixes.push(term.slice(0, Math.max(1, term.length - SAFE_PREFIX_CUT)))
+  }
+  if (!ASCII_TEXT.test(sample)) return undefined
+  const lower = sample.toLowerCase()
+  const tokens = new Map<number, string>()
+  for (const prefix of prefixes) {
+    // each character is walked at most once per prefix: a token's other occurrences are skipped,
+    // and the walk back to a token's start stops at the previous token's end
+    let lastEnd = 0
+    for (let found = lower.indexOf(prefix); found !== -1; found = lower.indexOf(prefix, lastEnd)) {
+      let start = found
+      while (start > lastEnd && isTokenChar(lower.charCodeAt(start - 1))) start -= 1
+      let end = found + prefix.length
+      while (end < lower.length && isTokenChar(lower.charCodeAt(end))) end += 1
+      if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
+      lastEnd = end
+      if (lastEnd >= lower.length) break
+    }
+  }
+  return [...tokens].sort((a, b) => a[0] - b[0])
+}
+
 export interface TermPosition {
   readonly at: number
   readonly length: number
@@ -85,7 +126,7 @@ export interface TermScan {
  * match whole tokens or camelCase parts; CJK terms match as substrings (the index bigrams them).
  * Linear in min(text length, RANK_TEXT_CHARS).
  */
-export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS): TermScan {
+export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS, mode: 'auto' | 'exhaustive' = 'auto'): TermScan {
   const covered = terms.map(() => false)
   const positions: TermPosition[] = []
   if (terms.length === 0) return { covered, positions, scanned: 0 }
@@ -102,23 +143,29 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
   }
   if (latin.size > 0) {
     const heads = new Set([...latin.keys()].map(headOf))
-    for (const match of sample.matchAll(TOKEN)) {
-      for (const { text: token, at } of latinPieces(match[0], match.index)) {
-        const camel = token.length <= 200 && INNER_CAPITAL.test(token)
-        if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) continue
-        const whole = latin.get(indexTerm(token))
-        if (whole !== undefined) {
-          hit(at, token.length, whole)
-          continue
+    const visit = (token: string, at: number): void => {
+      const camel = token.length <= 200 && INNER_CAPITAL.test(token)
+      if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) return
+      const whole = latin.get(indexTerm(token))
+      if (whole !== undefined) {
+        hit(at, token.length, whole)
+        return
+      }
+      if (camel) {
+        let offset = 0
+        for (const part of token.split(CAMEL_SPLIT)) {
+          const index = latin.get(indexTerm(part))
+          if (index !== undefined) hit(at + offset, part.length, index)
+          offset += part.length
         }
-        if (camel) {
-          let offset = 0
-          for (const part of token.split(CAMEL_SPLIT)) {
-            const index = latin.get(indexTerm(part))
-            if (index !== undefined) hit(at + offset, part.length, index)
-            offset += part.length
-          }
-        }
+      }
+    }
+    const starts = mode === 'auto' ? asciiCandidates(sample, latin.keys()) : undefined
+    if (starts !== undefined) {
+      for (const [at, token] of starts) visit(token, at)
+    } else {
+      for (const match of sample.matchAll(TOKEN)) {
+        for (const { text: token, at } of latinPieces(match[0], match.index)) visit(token, at)
       }
     }
   }
