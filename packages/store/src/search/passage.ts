@@ -79,12 +79,7 @@ function isTokenChar(code: number): boolean {
  * found with indexOf instead of tokenizing the whole text. The caller checks each token exactly
  * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
  */
-function asciiCandidates(sample: string, terms: Iterable<string>): Array<[number, string]> | undefined {
-  const prefixes: string[] = []
-  for (const term of terms) {
-    if (!ASCII_TERM.test(term)) return undefined
-    prefixes.push(term.slice(0, Math.max(1, term.length - SAFE_PREFIX_CUT)))
-  }
+function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
   if (!ASCII_TEXT.test(sample)) return undefined
   const lower = sample.toLowerCase()
   const tokens = new Map<number, string>()
@@ -103,6 +98,36 @@ function asciiCandidates(sample: string, terms: Iterable<string>): Array<[number
     }
   }
   return [...tokens].sort((a, b) => a[0] - b[0])
+}
+
+interface CompiledTerms {
+  readonly latin: ReadonlyMap<string, number>
+  readonly cjk: ReadonlyArray<{ readonly term: string; readonly index: number }>
+  readonly heads: ReadonlySet<string>
+  /** Safe prefixes of the Latin terms for the ASCII scan; undefined when a term is not ASCII. */
+  readonly prefixes: readonly string[] | undefined
+  /** The terms it was made from (an array changed since is compiled again). */
+  readonly key: string
+}
+
+/** A search scans every candidate with the same terms array: its set-up is done once per array. */
+const COMPILED = new WeakMap<readonly string[], CompiledTerms>()
+
+function compiled(terms: readonly string[]): CompiledTerms {
+  const key = terms.join('\u0000')
+  const known = COMPILED.get(terms)
+  if (known !== undefined && known.key === key) return known
+  const latin = new Map<string, number>()
+  const cjk: Array<{ term: string; index: number }> = []
+  terms.forEach((term, index) => {
+    if (CJK.test(term)) cjk.push({ term, index })
+    else if (!latin.has(term)) latin.set(term, index)
+  })
+  const keys = [...latin.keys()]
+  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(term => term.slice(0, Math.max(1, term.length - SAFE_PREFIX_CUT))) : undefined
+  const out = { latin, cjk, heads: new Set(keys.map(headOf)), prefixes, key }
+  COMPILED.set(terms, out)
+  return out
 }
 
 export interface TermPosition {
@@ -131,18 +156,12 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
   const positions: TermPosition[] = []
   if (terms.length === 0) return { covered, positions, scanned: 0 }
   const sample = withoutBoilerplate(text.length > cap ? text.slice(0, cap) : text)
-  const latin = new Map<string, number>()
-  const cjk: Array<{ term: string; index: number }> = []
-  terms.forEach((term, index) => {
-    if (CJK.test(term)) cjk.push({ term, index })
-    else if (!latin.has(term)) latin.set(term, index)
-  })
+  const { latin, cjk, heads, prefixes } = compiled(terms)
   const hit = (at: number, length: number, term: number): void => {
     covered[term] = true
     if (positions.length < MAX_POSITIONS) positions.push({ at, length, term })
   }
   if (latin.size > 0) {
-    const heads = new Set([...latin.keys()].map(headOf))
     const visit = (token: string, at: number): void => {
       const camel = token.length <= 200 && INNER_CAPITAL.test(token)
       if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) return
@@ -160,7 +179,7 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
         }
       }
     }
-    const starts = mode === 'auto' ? asciiCandidates(sample, latin.keys()) : undefined
+    const starts = mode === 'auto' && prefixes !== undefined ? asciiCandidates(sample, prefixes) : undefined
     if (starts !== undefined) {
       for (const [at, token] of starts) visit(token, at)
     } else {

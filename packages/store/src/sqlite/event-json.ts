@@ -58,7 +58,7 @@ const PIECES = [
 ] as const
 const PIECE_BASE = 3
 const PIECE_PATTERN = new RegExp(PIECES.toSorted((a, b) => b.length - a.length).map(piece => piece.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g')
-const PIECE_CODE = new Map(PIECES.map((piece, index) => [piece, String.fromCharCode(PIECE_BASE + index)]))
+const PIECE_CODE = new Map<string, string>(PIECES.map((piece, index) => [piece, String.fromCharCode(PIECE_BASE + index)]))
 const CONTROL = /[\u0000-\u001f]/
 const MARKS = /[\u0001-\u001f]/g
 
