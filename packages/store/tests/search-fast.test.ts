@@ -3,10 +3,15 @@
  * scan (indexOf over term prefixes) against the exhaustive token walk on a generated corpus, and
  * event JSON format 3 (fixed pieces as control bytes) byte for byte.
  */
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { describe, expect, it } from 'vitest'
+import { ShadowStore } from '../src/index.ts'
 import { scanTerms } from '../src/search/passage.ts'
 import { coverageTerms } from '../src/search/ranking.ts'
 import { packEventJson, unpackEventJson } from '../src/sqlite/event-json.ts'
+import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
+import { message, tempDir } from './helpers.ts'
 
 /** Deterministic generator (a 32-bit LCG, Numerical Recipes constants): the corpus is the same on every run. */
 function random(seed: number): () => number {
@@ -95,5 +100,40 @@ describe('event JSON format 3', () => {
     const packed = packEventJson(raw, text, time)
     expect(Buffer.from(packed as Uint8Array)[0]).toBe(1)
     expect(unpackEventJson(packed, text, time)).toBe(raw)
+  })
+})
+
+describe('schema v5', () => {
+  it('opens a v4 store, reads its v4 rows as they are, and writes new rows in format 3', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'v4.db')
+    const text = 'the staging database moved to port 5433 on Monday'
+    const first = message('s', 1, text)
+    const store = await ShadowStore.open(path)
+    await store.append([first])
+    await store.close()
+    // rewrite the row as v4 stored it (format 1: splice offset, then the remainder) and mark the file v4
+    const raw = new DatabaseSync(path)
+    const escaped = JSON.stringify(text).slice(1, -1)
+    const at = first.eventJson.indexOf(escaped)
+    const head = Buffer.alloc(5)
+    head[0] = 1
+    head.writeUInt32BE(Buffer.byteLength(first.eventJson.slice(0, at)), 1)
+    raw.prepare('UPDATE messages SET event_json = ?').run(Buffer.concat([head, Buffer.from(first.eventJson.slice(0, at) + first.eventJson.slice(at + escaped.length))]))
+    raw.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    raw.close()
+    const reopened = await ShadowStore.open(path)
+    expect((await reopened.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    const second = message('s', 2, `${text}, confirmed`, { eventJson: JSON.stringify({ type: 'user/message', seq: 2, time: new Date(Date.UTC(2026, 0, 5)).toISOString(), data: { content: [{ type: 'text', text: `${text}, confirmed` }] } }), time: Date.UTC(2026, 0, 5) })
+    await reopened.append([second])
+    const rows = await reopened.read({ sessionId: 's' })
+    expect(rows.map(row => row.eventJson)).toEqual([first.eventJson, second.eventJson])
+    expect(rows.map(row => row.hash)).toEqual([reopened.hashOf(first.eventJson), reopened.hashOf(second.eventJson)])
+    await reopened.close()
+    const check = new DatabaseSync(path, { readOnly: true })
+    const formats = check.prepare('SELECT seq, event_json FROM messages ORDER BY seq').all() as Array<{ seq: number; event_json: Uint8Array }>
+    check.close()
+    expect(formats.map(row => row.event_json[0])).toEqual([1, 3])
+    dir.cleanup()
   })
 })
