@@ -19,7 +19,7 @@ function random(seed: number): () => number {
   return () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296
 }
 
-const STEMS = ['connect', 'retry', 'happy', 'valency', 'relational', 'possibility', 'pool', 'deprecate', 'idempotent', 'migrate', 'hop', 'cry', 'ties', 'db', 'timeout', 'refund', 'payment', 'lease', 'a', 'i', 'x1', '42', 'user', 'name']
+const STEMS = ['connect', 'retry', 'happy', 'ay', 'toy', 'key', 'ey', 'valency', 'relational', 'possibility', 'pool', 'deprecate', 'idempotent', 'migrate', 'hop', 'cry', 'ties', 'db', 'timeout', 'refund', 'payment', 'lease', 'a', 'i', 'x1', '42', 'user', 'name']
 const SUFFIXES = ['', 's', 'es', 'ed', 'ing', 'ion', 'ions', 'ly', 'ness', 'ful', 'ational', 'izer', 'ization', 'ies', 'y', 'er', 'able']
 const GLUE = [' ', ' ', ' ', '\n', '. ', ', ', '/', '_', '-', '.', '(', ') ', ': ', '"', '==', '\t']
 

@@ -64,8 +64,15 @@ function headOf(token: string): string {
   return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
 }
 
-/** Porter rewrites only endings (y→i, a final e added): a stem without its last two characters begins its token (checked on ~100k English words). */
-const SAFE_PREFIX_CUT = 2
+/**
+ * What every token stemming to `term` begins with. Porter rewrites only endings (y→i, a final e
+ * added): a stem without its last two characters begins its token, and its first two do (the
+ * head) unless a two-letter stem ends in an i that was a y ("ayed" → "ai"). Checked on ~100k
+ * English words; a short prefix only costs more tokens looked at.
+ */
+function safePrefix(term: string): string {
+  return term.length <= 2 && term.endsWith('i') ? term.slice(0, 1) : term.slice(0, Math.max(2, term.length - 2))
+}
 const ASCII_TERM = /^[a-z0-9]+$/
 const ASCII_TEXT = /^[\x00-\x7f]*$/
 
@@ -124,7 +131,7 @@ function compiled(terms: readonly string[]): CompiledTerms {
     else if (!latin.has(term)) latin.set(term, index)
   })
   const keys = [...latin.keys()]
-  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(term => term.slice(0, Math.max(1, term.length - SAFE_PREFIX_CUT))) : undefined
+  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(safePrefix) : undefined
   const out = { latin, cjk, heads: new Set(keys.map(headOf)), prefixes, key }
   COMPILED.set(terms, out)
   return out
