@@ -35,7 +35,7 @@ function word(next: () => number): string {
   return base
 }
 
-function text(next: () => number): string {
+function generatedText(next: () => number): string {
   const parts: string[] = []
   const length = 1 + Math.floor(next() * 60)
   for (let index = 0; index < length; index += 1) parts.push(word(next), GLUE[Math.floor(next() * GLUE.length)]!)
@@ -49,7 +49,7 @@ describe('fast ASCII scan', () => {
     let compared = 0
     let covered = 0
     for (let index = 0; index < 3_000; index += 1) {
-      const body = text(next)
+      const body = generatedText(next)
       const terms = coverageTerms(Array.from({ length: 1 + Math.floor(next() * 4) }, () => word(next).replace(/[^\p{L}\p{N}]/gu, '').toLowerCase()).filter(term => term.length > 0))
       const fast = scanTerms(body, terms)
       expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))

@@ -74,7 +74,6 @@ function safePrefix(term: string): string {
   return term.length <= 2 && term.endsWith('i') ? term.slice(0, 1) : term.slice(0, Math.max(2, term.length - 2))
 }
 const ASCII_TERM = /^[a-z0-9]+$/
-const ASCII_TEXT = /^[\x00-\x7f]*$/
 
 function isTokenChar(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
@@ -87,7 +86,7 @@ function isTokenChar(code: number): boolean {
  * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
  */
 function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
-  if (!ASCII_TEXT.test(sample)) return undefined
+  if (NON_ASCII.test(sample)) return undefined
   const lower = sample.toLowerCase()
   const tokens = new Map<number, string>()
   for (const prefix of prefixes) {
@@ -104,7 +103,7 @@ function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[nu
       if (lastEnd >= lower.length) break
     }
   }
-  return [...tokens].sort((a, b) => a[0] - b[0])
+  return [...tokens].toSorted((a, b) => a[0] - b[0])
 }
 
 interface CompiledTerms {

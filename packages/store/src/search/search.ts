@@ -179,7 +179,7 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   }
   // the words index counts were taken for the ranking already (same scope, same cap)
   const wordCounts = new Map([...known].filter(([word]) => words.includes(word) && !long(word)))
-  for (const [word, n] of await count('words', words.filter(word => !long(word) && !known.has(word)))) wordCounts.set(word, n)
+  for (const [word, n] of await count('words', words.filter(topic => !long(topic) && !known.has(topic)))) wordCounts.set(word, n)
   const gramCounts = await count('grams', words.filter(long))
   const scopeTotal = Math.max(1, searched)
   // each hit (with its call or question) scanned once for every reported word

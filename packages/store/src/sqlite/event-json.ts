@@ -59,8 +59,9 @@ const PIECES = [
 const PIECE_BASE = 3
 const PIECE_PATTERN = new RegExp(PIECES.toSorted((a, b) => b.length - a.length).map(piece => piece.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g')
 const PIECE_CODE = new Map<string, string>(PIECES.map((piece, index) => [piece, String.fromCharCode(PIECE_BASE + index)]))
-const CONTROL = /[\u0000-\u001f]/
-const MARKS = /[\u0001-\u001f]/g
+/** C0 controls (and, to be safe, DEL and C1): JSON text holds the C0 ones only escaped. */
+const CONTROL = /\p{Cc}/u
+const MARKS = /\p{Cc}/gu
 
 function isoTime(time: number | undefined): string | undefined {
   if (time === undefined || !Number.isFinite(time)) return undefined
@@ -79,6 +80,8 @@ function tokenize(before: string, after: string, time: number | undefined): Uint
 
 function detokenize(stored: string, escaped: string, time: number | undefined): string {
   return stored.replace(MARKS, mark => {
+    // DEL and C1 controls may stand in JSON text unescaped; only C0 ones are marks
+    if (mark.charCodeAt(0) >= 0x20) return mark
     if (mark === TEXT_MARK) return escaped
     if (mark === TIME_MARK) {
       const iso = isoTime(time)
