@@ -29,7 +29,7 @@
  * naive or grep-like scan; three runs, median); RESULT's speedup_1m_grep is the worst class against it.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { ShadowStore, SqliteBackend, type SearchHit, type SearchOptions, type ShadowMessage, type ShadowMessageInput } from '@dsh-shadow/store'
@@ -37,6 +37,8 @@ import { CLASSES, Generator, NEEDLES, SESSION_SIZE, sessionId } from './corpus.t
 import { median, printTable, result } from './report.ts'
 
 const started = performance.now()
+/** Load average (1 min) at the start, before the queries and at the end: the machine may be shared. */
+const loads: number[] = [loadavg()[0]!]
 const SIZES = (process.env['BENCH_SIZES'] ?? '10000,100000,1000000').split(',').map(value => Number(value.trim())).filter(value => value > 0).toSorted((a, b) => a - b)
 if (SIZES.length === 0) throw new Error('BENCH_SIZES names no size')
 const MAX = SIZES.at(-1)!
@@ -129,6 +131,8 @@ for (const size of SIZES) {
 }
 printTable('ingest (batched store.append, in-process; then optimize)', ['messages', 'rows/s', 'optimize s', 'file B/msg', 'text B/msg', 'file/text', 'words idx B/msg', 'grams idx B/msg'], ingestRows)
 console.log(`stream: ${MAX} messages, ${SESSION_SIZE} per session, avg ${(textChars / MAX).toFixed(0)} chars, ${(100 * chineseRows / MAX).toFixed(1)}% with Chinese; generation ${(generateMs / 1000).toFixed(1)} s (not counted in ingest)`)
+
+loads.push(loadavg()[0]!)
 
 // ---- queries --------------------------------------------------------------------------------------
 
@@ -271,6 +275,14 @@ for (const store of stores.values()) await store.close()
 if (keep === undefined) rmSync(dir, { recursive: true, force: true })
 console.log(`total wall time ${((performance.now() - started) / 1000).toFixed(0)} s (RESULT: worst store-wide class speedup at the largest size, worst class growth)`)
 console.log(`speedup at ${sizeLabel(large)} against the grep-like scan (lowercasing each text per query, as a tool scanning the log does): worst store-wide class ${worstGrep.name} ${worstGrep.value.toFixed(1)}x`)
+loads.push(loadavg()[0]!)
+const sqliteVersion = (() => {
+  const db = new DatabaseSync(':memory:')
+  const version = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v
+  db.close()
+  return version
+})()
+console.log(`conditions: Node ${process.versions.node}, SQLite ${sqliteVersion}, ${cpus().length} cores, BENCH_REPS ${REPS}; load average (1 min) ${loads[0]!.toFixed(1)} at the start, ${loads[1]!.toFixed(1)} before the queries, ${loads[2]!.toFixed(1)} after them (above the core count, other processes share the CPU: latencies swing; the scan columns, timed in the same run, are the like-for-like reference)`)
 // Issue 14 targets: the session class >= 10x a scan of that session, every class p50 <= 2 ms, file <= 2x text (largest size).
 const sessionSpeedup = speedups.find(entry => entry.session)!.value
 const p50Max = CLASSES.map(cls => ({ name: cls.name, value: median(perClass.get(cls.name)!.get(large)!.ours) })).reduce((a, b) => (b.value > a.value ? b : a))

@@ -64,6 +64,78 @@ function headOf(token: string): string {
   return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
 }
 
+/**
+ * What every token stemming to `term` begins with. Porter rewrites only endings (y→i, a final e
+ * added): a stem without its last two characters begins its token, and its first two do (the
+ * head) unless a two-letter stem ends in an i that was a y ("ayed" → "ai"). Checked on ~100k
+ * English words; a short prefix only costs more tokens looked at.
+ */
+function safePrefix(term: string): string {
+  return term.length <= 2 && term.endsWith('i') ? term.slice(0, 1) : term.slice(0, Math.max(2, term.length - 2))
+}
+const ASCII_TERM = /^[a-z0-9]+$/
+
+function isTokenChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
+}
+
+/**
+ * The tokens of an ASCII text that can match a term, in text order: only tokens holding some
+ * term's safe prefix (a token stemming to a term, or with a camelCase part that does, holds it),
+ * found with indexOf instead of tokenizing the whole text. The caller checks each token exactly
+ * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
+ */
+function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
+  if (NON_ASCII.test(sample)) return undefined
+  const lower = sample.toLowerCase()
+  const tokens = new Map<number, string>()
+  for (const prefix of prefixes) {
+    // each character is walked at most once per prefix: a token's other occurrences are skipped,
+    // and the walk back to a token's start stops at the previous token's end
+    let lastEnd = 0
+    for (let found = lower.indexOf(prefix); found !== -1; found = lower.indexOf(prefix, lastEnd)) {
+      let start = found
+      while (start > lastEnd && isTokenChar(lower.charCodeAt(start - 1))) start -= 1
+      let end = found + prefix.length
+      while (end < lower.length && isTokenChar(lower.charCodeAt(end))) end += 1
+      if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
+      lastEnd = end
+      if (lastEnd >= lower.length) break
+    }
+  }
+  return [...tokens].toSorted((a, b) => a[0] - b[0])
+}
+
+interface CompiledTerms {
+  readonly latin: ReadonlyMap<string, number>
+  readonly cjk: ReadonlyArray<{ readonly term: string; readonly index: number }>
+  readonly heads: ReadonlySet<string>
+  /** Safe prefixes of the Latin terms for the ASCII scan; undefined when a term is not ASCII. */
+  readonly prefixes: readonly string[] | undefined
+  /** The terms it was made from (an array changed since is compiled again). */
+  readonly key: string
+}
+
+/** A search scans every candidate with the same terms array: its set-up is done once per array. */
+const COMPILED = new WeakMap<readonly string[], CompiledTerms>()
+
+function compiled(terms: readonly string[]): CompiledTerms {
+  const key = terms.join('\u0000')
+  const known = COMPILED.get(terms)
+  if (known !== undefined && known.key === key) return known
+  const latin = new Map<string, number>()
+  const cjk: Array<{ term: string; index: number }> = []
+  terms.forEach((term, index) => {
+    if (CJK.test(term)) cjk.push({ term, index })
+    else if (!latin.has(term)) latin.set(term, index)
+  })
+  const keys = [...latin.keys()]
+  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(safePrefix) : undefined
+  const out = { latin, cjk, heads: new Set(keys.map(headOf)), prefixes, key }
+  COMPILED.set(terms, out)
+  return out
+}
+
 export interface TermPosition {
   readonly at: number
   readonly length: number
@@ -85,40 +157,40 @@ export interface TermScan {
  * match whole tokens or camelCase parts; CJK terms match as substrings (the index bigrams them).
  * Linear in min(text length, RANK_TEXT_CHARS).
  */
-export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS): TermScan {
+export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEXT_CHARS, mode: 'auto' | 'exhaustive' = 'auto'): TermScan {
   const covered = terms.map(() => false)
   const positions: TermPosition[] = []
   if (terms.length === 0) return { covered, positions, scanned: 0 }
   const sample = withoutBoilerplate(text.length > cap ? text.slice(0, cap) : text)
-  const latin = new Map<string, number>()
-  const cjk: Array<{ term: string; index: number }> = []
-  terms.forEach((term, index) => {
-    if (CJK.test(term)) cjk.push({ term, index })
-    else if (!latin.has(term)) latin.set(term, index)
-  })
+  const { latin, cjk, heads, prefixes } = compiled(terms)
   const hit = (at: number, length: number, term: number): void => {
     covered[term] = true
     if (positions.length < MAX_POSITIONS) positions.push({ at, length, term })
   }
   if (latin.size > 0) {
-    const heads = new Set([...latin.keys()].map(headOf))
-    for (const match of sample.matchAll(TOKEN)) {
-      for (const { text: token, at } of latinPieces(match[0], match.index)) {
-        const camel = token.length <= 200 && INNER_CAPITAL.test(token)
-        if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) continue
-        const whole = latin.get(indexTerm(token))
-        if (whole !== undefined) {
-          hit(at, token.length, whole)
-          continue
+    const visit = (token: string, at: number): void => {
+      const camel = token.length <= 200 && INNER_CAPITAL.test(token)
+      if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) return
+      const whole = latin.get(indexTerm(token))
+      if (whole !== undefined) {
+        hit(at, token.length, whole)
+        return
+      }
+      if (camel) {
+        let offset = 0
+        for (const part of token.split(CAMEL_SPLIT)) {
+          const index = latin.get(indexTerm(part))
+          if (index !== undefined) hit(at + offset, part.length, index)
+          offset += part.length
         }
-        if (camel) {
-          let offset = 0
-          for (const part of token.split(CAMEL_SPLIT)) {
-            const index = latin.get(indexTerm(part))
-            if (index !== undefined) hit(at + offset, part.length, index)
-            offset += part.length
-          }
-        }
+      }
+    }
+    const starts = mode === 'auto' && prefixes !== undefined ? asciiCandidates(sample, prefixes) : undefined
+    if (starts !== undefined) {
+      for (const [at, token] of starts) visit(token, at)
+    } else {
+      for (const match of sample.matchAll(TOKEN)) {
+        for (const { text: token, at } of latinPieces(match[0], match.index)) visit(token, at)
       }
     }
   }

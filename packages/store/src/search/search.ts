@@ -138,7 +138,8 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     const call = unit.call === undefined ? undefined : await full(unit.call)
     hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
   }
-  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched)
+  const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
+  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known)
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -167,7 +168,7 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>): Promise<QueryTermReport[]> {
   const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
@@ -176,7 +177,9 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
     const numbers = list.length === 0 ? [] : await backend.documentFrequencies({ segments, index, terms: list, cap: DF_CAP })
     return new Map(list.map((word, at) => [word, numbers[at] ?? 0]))
   }
-  const wordCounts = await count('words', words.filter(word => !long(word)))
+  // the words index counts were taken for the ranking already (same scope, same cap)
+  const wordCounts = new Map([...known].filter(([word]) => words.includes(word) && !long(word)))
+  for (const [word, n] of await count('words', words.filter(topic => !long(topic) && !known.has(topic)))) wordCounts.set(word, n)
   const gramCounts = await count('grams', words.filter(long))
   const scopeTotal = Math.max(1, searched)
   // each hit (with its call or question) scanned once for every reported word

@@ -161,7 +161,7 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     let after = Number(conn.meta(REDACT_PASS_META) ?? 0)
     let done = (conn.db.prepare('SELECT count(*) AS n FROM messages WHERE id <= ?').get(after) as Row)['n'] as number
     let changed = 0
-    const page = conn.db.prepare(`SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
+    const page = conn.db.prepare(`SELECT m.id, m.time, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
     const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
     const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ? WHERE id = ?')
     for (;;) {
@@ -172,7 +172,7 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
           const id = row['id'] as number
           const text = decodeText(row['text'])
           // stored packed (v4, event-json.ts): the hash is of the JSON as read back
-          const json = unpackEventJson(row['event_json'], text)
+          const json = unpackEventJson(row['event_json'], text, row['time'] as number)
           const redactedText = redaction.text(text)
           const redactedJson = json.length === 0 ? json : redaction.json(json)
           if (redactedText === text && redactedJson === json) {
@@ -182,7 +182,7 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
             if (json.length > 0 && row['hash'] !== hash) rehash.run(hash, id)
             continue
           }
-          const packed = redactedJson.length === 0 ? redactedJson : packEventJson(redactedJson, redactedText)
+          const packed = redactedJson.length === 0 ? redactedJson : packEventJson(redactedJson, redactedText, row['time'] as number)
           update.run(encodeText(redactedText), packed, Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), id)
           unindexMessage(conn, id)
           if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText), row['tag'] as string)

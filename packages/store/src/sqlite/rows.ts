@@ -14,7 +14,7 @@ export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS 
 
 export function toMessage(row: Row): ShadowMessage {
   const text = decodeText(row['text'])
-  return messageOf(row, text, unpackEventJson(row['event_json'], text))
+  return messageOf(row, text, unpackEventJson(row['event_json'], text, row['time'] as number))
 }
 
 // Text is stored as a UTF-8 BLOB: a bound JS string is cut at its first NUL, a blob is not.

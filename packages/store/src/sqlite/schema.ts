@@ -166,6 +166,13 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE meta SET value = '0' WHERE key = 'analyzer_version';
     `,
   },
+  {
+    // Event JSON format 3 (event-json.ts): new rows store dsh's fixed JSON pieces and the row's
+    // own time as single bytes. Rows already stored keep their format (each row says which);
+    // the version only keeps older code, which cannot read format 3, from opening the file.
+    version: 5,
+    sql: `SELECT 1;`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version

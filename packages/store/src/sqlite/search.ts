@@ -119,6 +119,13 @@ export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuer
  */
 function substringFrequency(conn: SqliteConnection, match: string, term: string, cap: number): number {
   const check = substringCheck([term], 'or')
+  if (check === undefined) {
+    // no SQL prefilter (a non-ASCII term): when the candidates reach the cap, the count is the
+    // cap whatever their texts say, so count them in the index alone (every entry is a stored
+    // row's) before reading any text
+    const candidates = (conn.stmt('SELECT count(*) AS n FROM (SELECT rowid FROM messages_grams WHERE messages_grams MATCH ? LIMIT ?)').get(match, cap) as Row)['n'] as number
+    if (candidates >= cap) return cap
+  }
   const rows = conn.stmt(`SELECT m.text FROM messages_grams f CROSS JOIN messages m ON m.id = f.rowid
     WHERE messages_grams MATCH ?${check === undefined ? '' : ` AND ${check.sql}`} LIMIT ?`).all(match, ...(check?.params ?? []), cap) as Row[]
   if (rows.length >= cap) return cap

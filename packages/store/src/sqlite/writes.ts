@@ -48,12 +48,12 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
           continue
         }
         id = existing['id'] as number
-        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), id)
+        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), id)
         unindexMessage(conn, id)
         deleteCalls.run(row.sessionId, row.seq)
         replaced += 1
       } else {
-        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
+        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
         id = Number(result.lastInsertRowid)
         written += 1
       }

@@ -1,0 +1,139 @@
+/**
+ * Issue 14 fast path: the cheaper ways of doing the same work give the same answers. The ASCII
+ * scan (indexOf over term prefixes) against the exhaustive token walk on a generated corpus, and
+ * event JSON format 3 (fixed pieces as control bytes) byte for byte.
+ */
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, expect, it } from 'vitest'
+import { ShadowStore } from '../src/index.ts'
+import { scanTerms } from '../src/search/passage.ts'
+import { coverageTerms } from '../src/search/ranking.ts'
+import { packEventJson, unpackEventJson } from '../src/sqlite/event-json.ts'
+import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
+import { message, tempDir } from './helpers.ts'
+
+/** Deterministic generator (a 32-bit LCG, Numerical Recipes constants): the corpus is the same on every run. */
+function random(seed: number): () => number {
+  let state = seed >>> 0
+  return () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296
+}
+
+const STEMS = ['connect', 'retry', 'happy', 'ay', 'toy', 'key', 'ey', 'valency', 'relational', 'possibility', 'pool', 'deprecate', 'idempotent', 'migrate', 'hop', 'cry', 'ties', 'db', 'timeout', 'refund', 'payment', 'lease', 'a', 'i', 'x1', '42', 'user', 'name']
+const SUFFIXES = ['', 's', 'es', 'ed', 'ing', 'ion', 'ions', 'ly', 'ness', 'ful', 'ational', 'izer', 'ization', 'ies', 'y', 'er', 'able']
+const GLUE = [' ', ' ', ' ', '\n', '. ', ', ', '/', '_', '-', '.', '(', ') ', ': ', '"', '==', '\t']
+
+function word(next: () => number): string {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+  const base = pick(STEMS) + pick(SUFFIXES)
+  const roll = next()
+  if (roll < 0.15) return base[0]!.toUpperCase() + base.slice(1)
+  if (roll < 0.3) return `get${base[0]!.toUpperCase()}${base.slice(1)}${pick(['Name', 'ID', 'Pool', '', 'Retries'])}`
+  if (roll < 0.35) return base.toUpperCase()
+  if (roll < 0.37) return `${base}é`
+  if (roll < 0.38) return `${base}连接`
+  return base
+}
+
+function generatedText(next: () => number): string {
+  const parts: string[] = []
+  const length = 1 + Math.floor(next() * 60)
+  for (let index = 0; index < length; index += 1) parts.push(word(next), GLUE[Math.floor(next() * GLUE.length)]!)
+  if (next() < 0.1) parts.push('[tool call shell] {"cmd":"retry the pool"}')
+  return parts.join('')
+}
+
+describe('fast ASCII scan', () => {
+  it('finds exactly what the exhaustive token walk finds, on 3,000 generated texts', () => {
+    const next = random(14)
+    let compared = 0
+    let covered = 0
+    for (let index = 0; index < 3_000; index += 1) {
+      const body = generatedText(next)
+      const terms = coverageTerms(Array.from({ length: 1 + Math.floor(next() * 4) }, () => word(next).replace(/[^\p{L}\p{N}]/gu, '').toLowerCase()).filter(term => term.length > 0))
+      const fast = scanTerms(body, terms)
+      expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))
+      compared += 1
+      if (fast.covered.some(Boolean)) covered += 1
+    }
+    // the comparison is not vacuous: many texts hold some query term
+    expect(covered).toBeGreaterThan(compared / 3)
+  })
+
+  it('keeps the position cap and the linear bound on a long token', () => {
+    const long = `${'ab'.repeat(20_000)} pool`
+    const scan = scanTerms(long, ['ab', 'pool'])
+    expect(scan).toEqual(scanTerms(long, ['ab', 'pool'], undefined, 'exhaustive'))
+    const many = 'pool '.repeat(10_000)
+    expect(scanTerms(many, ['pool']).positions).toHaveLength(4_000)
+  })
+})
+
+describe('event JSON format 3', () => {
+  const time = Date.UTC(2026, 0, 5, 8, 2, 28, 44)
+  const text = 'Move staging to port 5433, then "retry" the migration\n\tdone'
+  const events = [
+    { type: 'user/message', seq: 4, time: new Date(time).toISOString(), data: { message: { role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } } } },
+    { type: 'tool/result', seq: 9, time: new Date(time).toISOString(), data: { callId: 'call_26', toolName: 'read_file', content: [{ type: 'text', text }] } },
+    { type: 'assistant/message', seq: 5, time: '2020-01-01T00:00:00.000Z', data: { content: [{ type: 'text', text }], toolCalls: [{ id: 'c1', name: 'shell', arguments: { cmd: 'ls' } }] } },
+    { type: 'custom', text, other: { '","': '":"', '}}': time } },
+  ]
+
+  it('reads back every event byte for byte and stores dsh events in a fraction of the splice', () => {
+    for (const event of events) {
+      const json = JSON.stringify(event)
+      const packed = packEventJson(json, text, time)
+      expect(unpackEventJson(packed, text, time)).toBe(json)
+      expect(Buffer.from(packed as Uint8Array)[0]).toBe(3)
+    }
+    const json = JSON.stringify(events[1])
+    const spliced = Buffer.byteLength(json) - Buffer.byteLength(JSON.stringify(text).slice(1, -1))
+    expect((packEventJson(json, text, time) as Uint8Array).byteLength).toBeLessThan(spliced / 2)
+  })
+
+  it('needs the row time only when it stored the time as a mark, and keeps JSON with control bytes as before', () => {
+    const json = JSON.stringify(events[0])
+    expect(() => unpackEventJson(packEventJson(json, text, time), text)).toThrow(/row time/)
+    // packed without a time: no mark, readable without one
+    expect(unpackEventJson(packEventJson(json, text), text)).toBe(json)
+    const raw = `{"type":"user/message","text":"${JSON.stringify(text).slice(1, -1)}","bad":"\u0003"}`
+    const packed = packEventJson(raw, text, time)
+    expect(Buffer.from(packed as Uint8Array)[0]).toBe(1)
+    expect(unpackEventJson(packed, text, time)).toBe(raw)
+  })
+})
+
+describe('schema v5', () => {
+  it('opens a v4 store, reads its v4 rows as they are, and writes new rows in format 3', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'v4.db')
+    const text = 'the staging database moved to port 5433 on Monday'
+    const first = message('s', 1, text)
+    const store = await ShadowStore.open(path)
+    await store.append([first])
+    await store.close()
+    // rewrite the row as v4 stored it (format 1: splice offset, then the remainder) and mark the file v4
+    const raw = new DatabaseSync(path)
+    const escaped = JSON.stringify(text).slice(1, -1)
+    const at = first.eventJson.indexOf(escaped)
+    const head = Buffer.alloc(5)
+    head[0] = 1
+    head.writeUInt32BE(Buffer.byteLength(first.eventJson.slice(0, at)), 1)
+    raw.prepare('UPDATE messages SET event_json = ?').run(Buffer.concat([head, Buffer.from(first.eventJson.slice(0, at) + first.eventJson.slice(at + escaped.length))]))
+    raw.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    raw.close()
+    const reopened = await ShadowStore.open(path)
+    expect((await reopened.stats()).schemaVersion).toBe(SCHEMA_VERSION)
+    const second = message('s', 2, `${text}, confirmed`, { eventJson: JSON.stringify({ type: 'user/message', seq: 2, time: new Date(Date.UTC(2026, 0, 5)).toISOString(), data: { content: [{ type: 'text', text: `${text}, confirmed` }] } }), time: Date.UTC(2026, 0, 5) })
+    await reopened.append([second])
+    const rows = await reopened.read({ sessionId: 's' })
+    expect(rows.map(row => row.eventJson)).toEqual([first.eventJson, second.eventJson])
+    expect(rows.map(row => row.hash)).toEqual([reopened.hashOf(first.eventJson), reopened.hashOf(second.eventJson)])
+    await reopened.close()
+    const check = new DatabaseSync(path, { readOnly: true })
+    const formats = check.prepare('SELECT seq, event_json FROM messages ORDER BY seq').all() as Array<{ seq: number; event_json: Uint8Array }>
+    check.close()
+    expect(formats.map(row => row.event_json[0])).toEqual([1, 3])
+    dir.cleanup()
+  })
+})
