@@ -368,6 +368,9 @@ describe('Shadow Context in the dsh web app', () => {
     await page.keyboard.press('Enter')
     const answer = page.getByText(/Shadow Context search "5433 replica": \d+ of \d+ matching/).first()
     await answer.waitFor({ timeout: 60_000 })
+    // dsh's command row opens into the whole answer (the hits, one per line) on a click
+    await answer.click()
+    await page.getByText(/1\. [a-z2-9]{6}\.\d+ · /).first().waitFor({ timeout: 10_000 }).catch(() => undefined)
     await answer.scrollIntoViewIfNeeded()
     await shot('chat-recall-command.png')
     // the command's answer names originals the store holds; it did not go to the model
@@ -446,6 +449,9 @@ describe('Shadow Context in the dsh web app', () => {
     await page.locator('button').filter({ hasText: 'New Session' }).click()
     const composer = page.locator('textarea:not([readonly])').first()
     await composer.waitFor({ timeout: 60_000 })
+    // the chip keeps the last choice (Standard, above) for the next session: pick Shadow Context again
+    await page.getByTitle('Agent preset for the session you are about to start').click()
+    await page.getByRole('menuitem', { name: /^Shadow Context/ }).click()
     await composer.fill('(turn 1) A second Shadow Context session in the same project.')
     await page.keyboard.press('Enter')
     await page.getByText('ANSWER 1:', { exact: false }).first().waitFor({ timeout: 120_000 })
