@@ -371,7 +371,8 @@ describe('Shadow Context in the dsh web app', () => {
     // dsh's command row opens into the whole answer (the hits, one per line) on a click
     await answer.click()
     await page.getByText(/1\. [a-z2-9]{6}\.\d+ · /).first().waitFor({ timeout: 10_000 }).catch(() => undefined)
-    await answer.scrollIntoViewIfNeeded()
+    // the row at the top of the chat, its opened answer below it
+    await answer.evaluate(node => (node as unknown as { scrollIntoView(options: unknown): void }).scrollIntoView({ block: 'start' }))
     await shot('chat-recall-command.png')
     // the command's answer names originals the store holds; it did not go to the model
     const text = (await answer.textContent()) ?? ''
