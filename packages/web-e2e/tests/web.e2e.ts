@@ -15,7 +15,7 @@
  * Without one this fails; it never skips.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ShadowStore } from '@dsh-shadow/store'
@@ -158,7 +158,8 @@ beforeAll(async () => {
   const step = (label: string): void => {
     if (process.env['SHADOW_WEB_DEBUG'] !== undefined) console.error(`[web-e2e] ${label}`)
   }
-  rmSync(artifacts, { recursive: true, force: true }) // screenshots of this run only
+  // screenshots of this run only; the README run's transcript (readme-*) stays
+  if (existsSync(artifacts)) for (const name of readdirSync(artifacts)) if (!name.startsWith('readme-')) rmSync(join(artifacts, name), { recursive: true, force: true })
   ;({ work, home, env } = launcherHome(repo, 'dsh-shadow-web-'))
 
   // 1. the package a user installs, added to the web profile as the README says
