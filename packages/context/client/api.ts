@@ -4,7 +4,7 @@
  * not mounted, the server gone) comes back as the same error shape as a recall error, so the views
  * have one failure path.
  */
-import type { ReadReply, ReaderResult, SearchReply } from '../src/web/reader.ts'
+import type { ReaderScope, ReadReply, ReaderResult, SearchReply } from '../src/web/reader.ts'
 import type { ClientConnection } from './types.ts'
 
 export type ApiResult<T> =
@@ -13,13 +13,15 @@ export type ApiResult<T> =
 
 export interface SearchRequest {
   readonly query: string
+  /** `workspace`: every session of this one's working directory. Default the session's own history. */
+  readonly scope?: ReaderScope
   readonly checkpoint?: string
   readonly limit?: number
 }
 
 export type ReadRequest =
-  | { readonly checkpoint: string; readonly start?: number; readonly limit?: number }
-  | { readonly id: string; readonly before?: number; readonly after?: number }
+  | { readonly checkpoint: string; readonly start?: number; readonly limit?: number; readonly scope?: ReaderScope }
+  | { readonly id: string; readonly before?: number; readonly after?: number; readonly scope?: ReaderScope }
 
 export interface ShadowApi {
   search(sessionId: string, request: SearchRequest): Promise<ApiResult<SearchReply>>

@@ -3,8 +3,11 @@
  * anchor the nodes in the flow and carry the event's own facts as a fallback; what a node shows
  * comes from the `shadowContext` projection value when the browser has it.
  *
- * - `shadow-checkpoint`: a committed checkpoint of our engine — `compaction/summary` (provider
- *   `shadow-context`) starts it, the replacing checkpoint message and `compaction/end` update it.
+ * - `shadow-checkpoint`: a committed checkpoint of our engine made by a manual `/compact` —
+ *   `compaction/summary` (provider `shadow-context`, with a `sourceCommandId`) starts it, the
+ *   replacing checkpoint message and `compaction/end` update it. An automatic compaction needs no
+ *   node of ours: dsh builds its own `compaction` node for it, which this plugin renders (see
+ *   compaction.ts); dsh folds a manual one into the command's row, so it keeps a node of ours.
  * - `shadow-recall`: where the model searched or read the shadow — a `tool/call` of
  *   `shadow_search` / `shadow_read` starts it and its `tool/result` completes it; a proactive
  *   recall message (`source.kind: 'shadow-context'`, `form: 'recall'`) is one on its own.
@@ -92,7 +95,7 @@ export const checkpointDefinition: NodeDefinition<CheckpointState, CheckpointDat
   kind: CHECKPOINT_KIND,
   target: 'chat',
   match(event) {
-    if (event.type === 'compaction/summary' && event.data['provider'] === ENGINE && typeof event.data['compactionId'] === 'string') {
+    if (event.type === 'compaction/summary' && event.data['provider'] === ENGINE && typeof event.data['compactionId'] === 'string' && typeof event.data['sourceCommandId'] === 'string') {
       return { id: event.data['compactionId'], role: 'start' }
     }
     if (event.type === 'compaction/end' && typeof event.data['compactionId'] === 'string') return { id: event.data['compactionId'], role: 'update' }

@@ -32,11 +32,18 @@ export const CSS = `
 .dsc-bar{display:flex;align-items:center;min-width:0}
 .dsc-body{border-top:1px solid var(--dsw-alias-border-l1,#e5e5ea);max-height:46vh;overflow:auto}
 .dsc-search-form{display:flex;gap:8px;padding:8px 10px}
+.dsc-search-form select{font:inherit;font-size:12px;border-radius:6px;border:1px solid var(--dsw-alias-border-l2,#c9c9cf);background:var(--dsw-alias-bg-base,#fff);color:inherit}
 .dsc-search-form input{flex:1;min-width:0;font:inherit;padding:2px 8px;border-radius:6px;border:1px solid var(--dsw-alias-border-l2,#c9c9cf);background:var(--dsw-alias-bg-base,#fff);color:inherit}
 .dsc-hits{list-style:none;margin:0;padding:0 10px}
 .dsc-hit{display:block;width:100%;text-align:left;font:inherit;font-size:12px;border:0;background:none;color:inherit;cursor:pointer;padding:4px 0}
 .dsc-snippet{display:block;color:var(--dsw-alias-label-secondary,#555);white-space:pre-wrap}
 .dsc-snippet mark{background:var(--dsw-alias-state-warning-bg,#fff1b8);color:inherit;border-radius:2px}
+.dsc-compaction{margin:2px 0;font-size:14px;line-height:24px;color:var(--dsw-alias-label-tertiary,#777)}
+.dsc-compaction .dsc-row{padding:0 2px;border-radius:6px}
+.dsc-compaction .dsc-row:disabled{cursor:default}
+.dsc-compaction .dsc-title{color:var(--dsw-alias-label-primary-dimmed,#444)}
+.dsc-summary{padding:4px 0 4px 22px}
+.dsc-digest{padding:0 10px 6px}
 .dsc-timeline{margin:0;padding:4px 10px 8px 28px;font-size:12px;color:var(--dsw-alias-label-secondary,#555)}
 `
 

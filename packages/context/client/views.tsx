@@ -9,9 +9,9 @@
  */
 import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactElement } from 'react'
 import type { CheckpointView, RecallView, ShadowContextView } from '../src/projection/unit.ts'
-import type { OriginalView, ReadReply, SearchReply } from '../src/web/reader.ts'
+import type { OriginalView, ReaderScope, ReadReply, SearchReply } from '../src/web/reader.ts'
 import type { ApiResult, ReadRequest, ShadowApi } from './api.ts'
-import type { CheckpointData, RecallData } from './definitions.ts'
+import { ENGINE, type CheckpointData, type RecallData } from './definitions.ts'
 import type { SessionKit } from './types.ts'
 
 export const PROJECTION_KEY = 'shadowContext'
@@ -126,29 +126,51 @@ function shadowRange(checkpoint: CheckpointView | undefined, data: CheckpointDat
   return `seqs ${from}–${to}`
 }
 
-/** Chat node at a checkpoint: the pointer, collapsed; expanding reads the originals page by page. */
+export interface CheckpointRowProps {
+  readonly api: ShadowApi
+  readonly sessionId: string
+  readonly view: ShadowContextView | undefined
+  readonly data: CheckpointData
+  /** dsh's own title for the row ("Context compacted") when this row stands in for dsh's. */
+  readonly title?: string
+  /** The checkpoint's text as the model sees it, when known (shown under the originals). */
+  readonly digest?: string | null
+}
+
+/** The pointer of one checkpoint, collapsed; expanding reads the originals page by page. */
+export function CheckpointRow({ api, sessionId, view, data, title, digest = null }: CheckpointRowProps): ReactElement {
+  const [expanded, setExpanded] = useState(false)
+  const checkpoint = view?.checkpoints.find(candidate => candidate.id === data.checkpointId)
+  const messages = checkpoint?.messages ?? data.messages
+  const time = checkpoint === undefined || checkpoint.timeFrom === null ? `checkpoint at ${formatTime(data.time)} UTC` : `${formatTime(checkpoint.timeFrom)} → ${formatTime(checkpoint.timeTo)} UTC`
+  return (
+    <div className="dsc-node dsc-checkpoint" data-shadow-checkpoint={data.checkpointId} data-shadow-expanded={expanded ? 'true' : 'false'} data-shadow-compaction={title === undefined ? undefined : ENGINE}>
+      <button type="button" className="dsc-row" aria-expanded={expanded} onClick={() => setExpanded(!expanded)} data-shadow-toggle="">
+        <span className="dsc-glyph" aria-hidden="true">{expanded ? '▾' : '▸'}</span>
+        {title === undefined ? null : <span className="dsc-title" data-shadow-compaction-title="">{title} ·</span>}
+        <span className="dsc-title">Shadow Context checkpoint <b>{data.checkpointId}</b></span>
+        <span className="dsc-facts" data-shadow-pointer="">
+          {messages} messages, {count(checkpoint?.shadowedTokens ?? data.tokens)} tokens off the context{checkpoint === undefined ? '' : ` → ${count(checkpoint.digestTokens)} in their place`} · {shadowRange(checkpoint, data)} · {time}
+        </span>
+      </button>
+      {expanded ? <Transcript api={api} sessionId={sessionId} request={{ checkpoint: data.checkpointId }} /> : null}
+      {expanded && digest !== null ? (
+        <details className="dsc-digest">
+          <summary className="dsc-muted">What the model sees in their place</summary>
+          <pre className="dsc-text" data-shadow-digest="">{digest}</pre>
+        </details>
+      ) : null}
+    </div>
+  )
+}
+
+/** Chat node at a checkpoint our own definition made (a manual `/compact`: dsh folds that into the command's row). */
 export function createCheckpointNode(api: ShadowApi) {
   return function ShadowCheckpointNode({ node, sessionId, useProjection }: SessionKit & { node: { data: CheckpointData } }): ReactElement | null {
     const view = shadowViewOf(useProjection(PROJECTION_KEY))
-    const [expanded, setExpanded] = useState(false)
-    const data = node.data
     // A value that says this session does not run Shadow Context wins over the log's own facts.
     if (view !== undefined && !view.active) return null
-    const checkpoint = view?.checkpoints.find(candidate => candidate.id === data.checkpointId)
-    const messages = checkpoint?.messages ?? data.messages
-    const time = checkpoint === undefined || checkpoint.timeFrom === null ? `checkpoint at ${formatTime(data.time)} UTC` : `${formatTime(checkpoint.timeFrom)} → ${formatTime(checkpoint.timeTo)} UTC`
-    return (
-      <div className="dsc-node dsc-checkpoint" data-shadow-checkpoint={data.checkpointId} data-shadow-expanded={expanded ? 'true' : 'false'}>
-        <button type="button" className="dsc-row" aria-expanded={expanded} onClick={() => setExpanded(!expanded)} data-shadow-toggle="">
-          <span className="dsc-glyph" aria-hidden="true">{expanded ? '▾' : '▸'}</span>
-          <span className="dsc-title">Shadow Context checkpoint <b>{data.checkpointId}</b></span>
-          <span className="dsc-facts" data-shadow-pointer="">
-            {messages} messages, {count(checkpoint?.shadowedTokens ?? data.tokens)} tokens off the context{checkpoint === undefined ? '' : ` → ${count(checkpoint.digestTokens)} in their place`} · {shadowRange(checkpoint, data)} · {time}
-          </span>
-        </button>
-        {expanded ? <Transcript api={api} sessionId={sessionId} request={{ checkpoint: data.checkpointId }} /> : null}
-      </div>
-    )
+    return <CheckpointRow api={api} sessionId={sessionId} view={view} data={node.data} />
   }
 }
 
@@ -215,38 +237,47 @@ export function createRecallNode(api: ShadowApi) {
 
 type TimelineItem = { kind: 'checkpoint'; seq: number; item: CheckpointView } | { kind: 'recall'; seq: number; item: RecallView }
 
+/** A session id as people tell sessions apart: its last eight characters. */
+const shortSession = (sessionId: string): string => sessionId.slice(-8)
+
 function SearchBox({ api, sessionId }: { api: ShadowApi; sessionId: string }): ReactElement {
   const [query, setQuery] = useState('')
-  const [asked, setAsked] = useState('')
+  const [scope, setScope] = useState<ReaderScope>('session')
+  const [asked, setAsked] = useState<{ query: string; scope: ReaderScope }>({ query: '', scope: 'session' })
   const [load, start] = useLoad<SearchReply>()
   const [open, setOpen] = useState<string | null>(null)
   const submit = (event: FormEvent): void => {
     event.preventDefault()
     const trimmed = query.trim()
     if (trimmed.length === 0) return
-    setAsked(trimmed)
+    setAsked({ query: trimmed, scope })
     setOpen(null)
-    start(() => api.search(sessionId, { query: trimmed, limit: 10 }))
+    start(() => api.search(sessionId, { query: trimmed, limit: 10, scope }))
   }
   return (
     <div className="dsc-search">
       <form onSubmit={submit} className="dsc-search-form">
         <input type="search" value={query} onChange={event => setQuery(event.target.value)} placeholder="Search the full history (English, 中文, identifiers, paths)" aria-label="Search Shadow Context" data-shadow-search-input="" />
+        <select value={scope} onChange={event => setScope(event.target.value === 'workspace' ? 'workspace' : 'session')} aria-label="What to search" data-shadow-search-scope="">
+          <option value="session">this session</option>
+          <option value="workspace">all sessions of this workspace</option>
+        </select>
         <button type="submit" data-shadow-search-submit="">Search</button>
       </form>
       {load.state === 'loading' ? <div className="dsc-muted">Searching…</div> : null}
       {load.state === 'error' ? <Failure code={load.code} message={load.message} /> : null}
       {load.state === 'done' ? (
-        <div data-shadow-results={asked}>
-          <div className="dsc-muted" data-shadow-result-count={load.value.hits.length}>{load.value.hits.length} of {load.value.matched} matching messages for {JSON.stringify(load.value.query)}</div>
+        <div data-shadow-results={asked.query} data-shadow-results-scope={asked.scope}>
+          <div className="dsc-muted" data-shadow-result-count={load.value.hits.length}>{load.value.hits.length} of {load.value.matched} matching messages for {JSON.stringify(load.value.query)}{asked.scope === 'workspace' ? ' in this workspace' : ''}</div>
           <ol className="dsc-hits">
             {load.value.hits.map(hit => (
-              <li key={hit.shadowId} data-shadow-hit={hit.shadowId}>
+              <li key={hit.shadowId} data-shadow-hit={hit.shadowId} data-shadow-hit-session={hit.sessionId}>
                 <button type="button" className="dsc-hit" onClick={() => setOpen(open === hit.shadowId ? null : hit.shadowId)}>
                   <span className="dsc-id">{hit.shadowId}</span> · {formatTime(hit.time)} UTC · {speakerOf(hit)}{hit.elidedBy === null ? ' · in context' : ` · in ${hit.elidedBy}`}
+                  {hit.sessionId === sessionId ? null : <span data-shadow-hit-other=""> · from session …{shortSession(hit.sessionId)}</span>}
                   <Snippet text={hit.snippet} />
                 </button>
-                {open === hit.shadowId ? <Transcript api={api} sessionId={sessionId} request={{ id: hit.shadowId, before: 0, after: 0 }} /> : null}
+                {open === hit.shadowId ? <Transcript api={api} sessionId={sessionId} request={{ id: hit.shadowId, before: 0, after: 0, scope: asked.scope }} /> : null}
               </li>
             ))}
           </ol>

@@ -1,4 +1,5 @@
 import { ScriptedModel } from '@dsh-shadow/testing'
+import { ShadowContextReader } from '../src/index.ts'
 import { describe, expect, it } from 'vitest'
 import { cleanupAfterEach, engineHarness, shadowHarnessAt } from './support.ts'
 
@@ -28,6 +29,18 @@ describe('secret redaction in a real composition', () => {
     // the write-ahead check still confirms the redacted rows against the original log events
     const confirmed = await capture.confirm(agent.session, rows.map(row => row.seq))
     expect(confirmed).toMatchObject({ ok: true, repaired: 0 })
+
+    // the web reader (read-only, its own worker) reads the policy the capture saved in the store, and
+    // answers with the stored, redacted text in the session and in the workspace scope
+    const reader = new ShadowContextReader(harness.ctx, { path: store.path })
+    expect(await (await capture.opened()).redactionPolicyOf()).toMatchObject({ patterns: ['/acme-[0-9a-f]{12}/i'] })
+    for (const scope of ['session', 'workspace'] as const) {
+      const found = await reader.search(agent.session, { query: 'region eu-west-1 ACME-0123456789ab', scope })
+      expect(found.ok, JSON.stringify(found)).toBe(true)
+      if (found.ok) expect(found.value.hits.map(hit => hit.shadowId)).toContain(user.shadowId)
+      const read = await reader.read(agent.session, { id: user.shadowId, before: 0, after: 0, scope })
+      expect(read.ok && read.value.messages[0]!.text).toBe(user.text)
+    }
   })
 
   it('redacts the rows already stored when dsh restarts with redaction on, and says how far it got', async () => {

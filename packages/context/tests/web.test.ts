@@ -127,6 +127,25 @@ describe('host read endpoint through dsh\'s API gateway', () => {
     }
   })
 
+  it('searches and reads the whole workspace with scope: workspace, and refuses an unknown scope', async () => {
+    const mainTag = view.checkpoints[0]!.id.split('.')[0]!
+    // the other session of the same working directory finds the main session's facts only when asked to
+    const wide = await call<{ scope: string; hits: Array<{ shadowId: string; sessionId: string }> }>('search', other, { query: 'staging database port 5433', scope: 'workspace' })
+    if (!wide.ok) throw new Error(wide.error.message)
+    expect(wide.value.scope).toBe('workspace')
+    const found = wide.value.hits.find(hit => hit.shadowId.startsWith(`${mainTag}.`))
+    expect(found?.sessionId).toBe(main)
+    const narrow = await call<{ scope: string; hits: Array<{ shadowId: string }> }>('search', other, { query: 'staging database port 5433' })
+    expect(narrow.ok && narrow.value.scope).toBe('session')
+    expect(narrow.ok && narrow.value.hits.some(hit => hit.shadowId === found!.shadowId)).toBe(false)
+    // what a workspace hit names opens with the same scope, exactly as stored, and only with it
+    const read = await call<{ messages: Original[] }>('read', other, { id: found!.shadowId, before: 0, after: 0, scope: 'workspace' })
+    if (!read.ok) throw new Error(read.error.message)
+    expect(read.value.messages[0]!.text).toBe(await storeText(found!.shadowId))
+    expect(await call('read', other, { id: found!.shadowId, before: 0, after: 0 })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } })
+    expect(await call('search', other, { query: 'port', scope: 'everything' })).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } })
+  })
+
   it('refuses what the model tools refuse, with the same typed errors', async () => {
     const checkpoint = view.checkpoints[0]!.id
     const cases: Array<[string, string, unknown, string]> = [
@@ -209,14 +228,16 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect([...requested].every(name => SHARED_MODULES.includes(name))).toBe(true)
     expect(requested.has('react')).toBe(true)
     expect(exports.inject).toEqual(expect.arrayContaining(['slots', 'conversationEvents', 'connection']))
-    expect(registrations.map(registration => registration.options['key'] ?? registration.options['id'])).toEqual(['shadow-checkpoint', 'shadow-recall', 'shadow-context'])
+    expect(registrations.map(registration => registration.options['key'] ?? registration.options['id'])).toEqual(['shadow-checkpoint', 'shadow-recall', 'compaction', 'shadow-context'])
+    // dsh's own compaction renderer sits at the default priority 0; the lowest live entry renders
+    expect(registrations[2]!.options['priority']).toBeLessThan(0)
     expect(Buffer.byteLength(readFileSync(CLIENT))).toBeLessThan(100_000) // no framework inside
   })
 
   /** What the conversation engine does with a complete window: match, start/update in seq order, build. */
-  function nodesOf(definition: Definition): Array<NonNullable<ReturnType<Definition['buildViewNode']>>> {
+  function nodesOf(definition: Definition, log: readonly SessionEvent[] = events): Array<NonNullable<ReturnType<Definition['buildViewNode']>>> {
     const contexts = new Map<string, { key: string; kind: string; id: string; start: unknown; matches: unknown[]; state: unknown }>()
-    for (const event of events) {
+    for (const event of log) {
       const matched = definition.match(event)
       if (matched === null) continue
       const match = { event, role: matched.role, location: { kind: 'session' } }
@@ -234,35 +255,79 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     return [...contexts.values()].flatMap(context => definition.buildViewNode(context) ?? [])
   }
 
-  it('makes one checkpoint node per committed checkpoint and one recall marker per recall', () => {
-    const checkpoints = nodesOf(definitions.find(definition => definition.kind === 'shadow-checkpoint')!)
-    expect(checkpoints.map(node => node.data['checkpointId'])).toEqual(view.checkpoints.map(checkpoint => checkpoint.id))
+  /**
+   * What dsh's own `compaction` definition builds for each automatic compaction of the log: the
+   * rc.8 `CompactionSummaryNode` payload, keyed by the compaction id (our reading of that contract).
+   */
+  function dshCompactionNodes(): Array<{ id: string; data: Record<string, unknown> }> {
+    const summaries = new Map(events.filter(event => event.type === 'compaction/summary').map(event => [String(event.data.compactionId), event]))
+    return events.filter(event => event.type === 'user/message' && typeof event.surfaceOp === 'object').map(event => {
+      const id = String((event.data as unknown as { source: { compactionId: string } }).source.compactionId)
+      const summary = summaries.get(id)!.data as unknown as { summary: Array<{ type: string; text?: string }>; shadowedSeqs: number[]; shadowedTokenCount: number }
+      return {
+        id,
+        data: {
+          kind: 'compaction', seq: event.seq, time: event.time, summary: summary.summary.map(block => block.text ?? '').join(''),
+          summaryEventSeq: summaries.get(id)!.seq, shadowedItemCount: summary.shadowedSeqs.length, shadowedTokenCount: summary.shadowedTokenCount,
+        },
+      }
+    })
+  }
+
+  it('leaves automatic compactions to dsh\'s compaction node and makes one recall marker per recall', () => {
+    // no node of our own next to dsh's row: that was the same event twice
+    const checkpointDefinition = definitions.find(definition => definition.kind === 'shadow-checkpoint')!
+    expect(nodesOf(checkpointDefinition)).toEqual([])
+    // a manual /compact: dsh folds it into the command's row, so our own node marks the checkpoint
+    const manual = events.map(event => {
+      if (event.type === 'compaction/summary') return { ...event, data: { ...event.data, sourceCommandId: 'command-1' } }
+      const source = (event.data as unknown as { source?: Record<string, unknown> }).source
+      return event.type === 'user/message' && source?.['plugin'] === 'compact' ? { ...event, data: { ...event.data, source: { ...source, sourceCommandId: 'command-1' } } } : event
+    }) as unknown as SessionEvent[]
     const replacements = events.filter(event => event.type === 'user/message' && typeof event.surfaceOp === 'object').map(event => event.seq)
-    expect(checkpoints.map(node => node.anchorSeq - 0.5)).toEqual(replacements)
+    const manualNodes = nodesOf(checkpointDefinition, manual)
+    expect(manualNodes.map(node => node.data['checkpointId'])).toEqual(view.checkpoints.map(checkpoint => checkpoint.id))
+    expect(manualNodes.map(node => node.anchorSeq - 0.5)).toEqual(replacements)
+    expect(dshCompactionNodes().map(node => node.id)).toEqual(view.checkpoints.map(checkpoint => checkpoint.id))
     const recalls = nodesOf(definitions.find(definition => definition.kind === 'shadow-recall')!)
     const calls = events.filter(event => event.type === 'tool/call' && (event.data.name === SEARCH_TOOL || event.data.name === READ_TOOL))
     expect(recalls).toHaveLength(calls.length)
     expect(recalls.map(node => node.data['seq'])).toEqual(view.recalls.map(recall => recall.seq))
   })
 
-  it('renders the checkpoint pointer collapsed, from the projection value, and nothing where the value says inactive', () => {
-    const node = nodesOf(definitions.find(definition => definition.kind === 'shadow-checkpoint')!)[1]!
-    const checkpoint = view.checkpoints.find(candidate => candidate.id === node.data['checkpointId'])!
-    const Component = registrations[0]!.component
-    const html = renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => view }))
+  it('renders dsh\'s compaction row as our checkpoint pointer, collapsed, under dsh\'s title', () => {
+    const node = dshCompactionNodes()[1]!
+    const checkpoint = view.checkpoints.find(candidate => candidate.id === node.id)!
+    const Component = registrations.find(registration => registration.options['key'] === 'compaction')!.component
+    const t = (key: string, params?: Record<string, unknown>): string => (key === 'message.compaction' ? '上下文已压缩' : `${key} ${JSON.stringify(params)}`)
+    const html = renderToStaticMarkup(React.createElement(Component, { node, t, sessionId: main, useProjection: () => view }))
     expect(html).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
+    expect(html).toContain('data-shadow-compaction="shadow-context"')
+    expect(html).toContain('上下文已压缩 ·') // dsh's own words, in the UI's language
     expect(html).toContain('data-shadow-expanded="false"')
     expect(html).toContain(`${checkpoint.messages} messages, ${checkpoint.shadowedTokens.toLocaleString('en-US')} tokens off the context → ${checkpoint.digestTokens.toLocaleString('en-US')} in their place · ${checkpoint.shadowFrom} … ${checkpoint.shadowTo}`)
     expect(html).not.toContain('data-shadow-original')
-    expect(renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => ({ ...view, active: false }) }))).toBe('')
-    // no projection in this browser: the log's own facts still give a pointer
-    expect(renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => undefined }))).toContain(`seqs ${checkpoint.seqFrom}–${checkpoint.seqTo}`)
+    // no projection in this browser: the footer in dsh's summary still says it is ours, with its seqs
+    const bare = renderToStaticMarkup(React.createElement(Component, { node, sessionId: main, useProjection: () => undefined }))
+    expect(bare).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
+    expect(bare).toContain(`seqs ${checkpoint.seqFrom}–${checkpoint.seqTo}`)
+    expect(bare).toContain('Context compacted ·') // no locale seat: English
+    // another engine's compaction (compaction-basic): a row like dsh's own, never our pointer
+    const basic = { id: 'f900d069-7a31-4bca-a96c-cd028e04c996', data: { ...node.data, summary: 'Earlier turns: the build cache notes.', shadowedItemCount: 4, shadowedTokenCount: 4749 } }
+    for (const value of [view, undefined, { ...view, active: false }]) {
+      const row = renderToStaticMarkup(React.createElement(Component, { node: basic, sessionId: main, useProjection: () => value }))
+      expect(row).toContain('data-shadow-compaction="other"')
+      expect(row).toContain('Context compacted</span><span class="dsc-facts">· Compacted 4 history items (~4749 tokens)')
+      expect(row).not.toContain('data-shadow-checkpoint')
+    }
+    // a payload this plugin does not know renders nothing rather than a wrong row
+    expect(renderToStaticMarkup(React.createElement(Component, { node: { id: 'x', data: { seq: 'no' } }, sessionId: main, useProjection: () => view }))).toBe('')
   })
 
   it('renders the recall marker with the ids that came back', () => {
     const node = nodesOf(definitions.find(definition => definition.kind === 'shadow-recall')!).at(-1)!
     const recall = view.recalls.at(-1)!
-    const html = renderToStaticMarkup(React.createElement(registrations[1]!.component, { node, sessionId: main, useProjection: () => view }))
+    const html = renderToStaticMarkup(React.createElement(registrations.find(registration => registration.options['key'] === 'shadow-recall')!.component, { node, sessionId: main, useProjection: () => view }))
     expect(html).toContain('Shadow Context searched &quot;staging database port&quot;')
     expect(recall.ids.length).toBeGreaterThan(0)
     for (const id of recall.ids.slice(0, 24)) expect(html).toContain(`data-shadow-link="${id}"`)
@@ -273,14 +338,14 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     // the same search right after itself collapses into one short line
     const again = { ...recall, seq: recall.seq + 1 }
     const repeated = { ...view, recalls: [...view.recalls, again] }
-    const second = renderToStaticMarkup(React.createElement(registrations[1]!.component, { node: { ...node, data: { ...node.data, seq: again.seq } }, sessionId: main, useProjection: () => repeated }))
+    const second = renderToStaticMarkup(React.createElement(registrations.find(registration => registration.options['key'] === 'shadow-recall')!.component, { node: { ...node, data: { ...node.data, seq: again.seq } }, sessionId: main, useProjection: () => repeated }))
     expect(second).toContain('data-shadow-recall-repeat')
     expect(second).toContain('the same search again')
     expect(second).not.toContain('data-shadow-link')
   })
 
   it('renders the panel totals and last failure from the value, and hides it for a session without Shadow Context', async () => {
-    const dock = registrations[2]!
+    const dock = registrations.find(registration => registration.options['id'] === 'shadow-context')!
     const injected = (dock.options['inject'] as (sessionId: string) => Record<string, unknown>)(main)
     const render = (value: unknown): string => renderToStaticMarkup(React.createElement(dock.component, { sessionId: main, useProjection: () => value, ...injected }))
     // what was saved, in plain words: tokens off the context, what the checkpoints cost, what recalls brought back

@@ -88,6 +88,11 @@ export class ShadowStore {
     return this.policy
   }
 
+  /** `redactionPolicy` through any store API (the worker client too): readers redact queries alike. */
+  async redactionPolicyOf(): Promise<RedactionOptions | null> {
+    return this.policy
+  }
+
   /** The hash a row of this log event has in this store (see `rowHash`). */
   hashOf(eventJson: string): string {
     return rowHash(eventJson, this.redactor)

@@ -1,22 +1,26 @@
 /**
  * The root README's "Use it in your dsh" section, run as a new dsh user would: every `sh` block in
  * order, line by line, in a fresh HOME (so `~/.dsh`, the npm prefix, npm's and pnpm's caches are all
- * new), with only Node 22, npm and the registries. Prints each step's wall time: the transcript the
- * adoption issue asks for. `dsh web` is started on loopback without opening a browser, checked to
+ * new), with only Node 22, npm and the registries. Prints each step's wall time, the total and the
+ * goal's count (commands after the install line): the transcript the adoption issue asks for, also
+ * written to packages/web-e2e/artifacts/readme-transcript.txt. `dsh web` is started on loopback without opening a browser, checked to
  * serve our client module, and stopped. Blocks marked `<!-- readme-test: skip … -->` (the DeepSeek
  * key) are not run. After the README's uninstall, dsh must boot and finish a task again, with
  * compaction-basic back in the composed profile.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { dshWebUrl, stopGroup } from '@dsh-shadow/testing'
+import { chromium } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url))
 const provider = fileURLToPath(new URL('../../e2e/tests/fixtures/scripted-provider.mjs', import.meta.url))
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 
 /** The `sh` blocks of one README section, in order, without the skipped ones. */
 export function readmeCommands(markdown: string, heading: string): string[][] {
@@ -48,9 +52,22 @@ Object.assign(env, {
   DSH_TELEMETRY_DISABLED: '1',
 })
 const transcript: string[] = []
+/** Wall time of each README line, in order. */
+const steps: Array<{ line: string; seconds: number }> = []
 
 afterAll(() => {
-  console.log(`README transcript (fresh HOME, Node ${process.versions.node}):\n${transcript.join('\n')}`)
+  const total = steps.reduce((sum, step) => sum + step.seconds, 0)
+  const table = steps.map(step => `  ${step.seconds.toFixed(1).padStart(6)} s  ${step.line}`).join('\n')
+  const text = [
+    `README transcript (fresh HOME, Node ${process.versions.node}, ${cpus().length} cores shared with other work; times are wall clock)`,
+    transcript.join('\n'),
+    'steps:',
+    table,
+    `  ${total.toFixed(1).padStart(6)} s  in all (${steps.filter(step => !step.line.includes('(not a README line')).length} README lines and the boot check)`,
+  ].join('\n')
+  console.log(text)
+  mkdirSync(artifacts, { recursive: true })
+  writeFileSync(join(artifacts, 'readme-transcript.txt'), `${text}\n`)
   rmSync(work, { recursive: true, force: true })
 })
 
@@ -61,7 +78,27 @@ async function dshWeb(line: string): Promise<string> {
     const base = await dshWebUrl(child)
     const client = await (await fetch(`${base}/plugins/dsh-shadow-context/client.js`)).text()
     expect(client.startsWith('window.__ModuleLoader__.load({')).toBe(true)
-    return `served ${base} with the Shadow Context client module`
+    // what the user sees first: a new session whose preset chip says Shadow Context
+    const browser = await chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] })
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+      await page.addLocatorHandler(page.getByRole('button', { name: 'Continue' }), async button => {
+        await button.click()
+      })
+      // without a DeepSeek key the web app first asks for one (this run has none: nothing can be sent)
+      await page.addLocatorHandler(page.getByRole('button', { name: 'Configure later' }), async button => {
+        await button.click()
+      })
+      await page.goto(base)
+      const chip = page.getByTitle('Agent preset for the session you are about to start')
+      await chip.waitFor({ timeout: 60_000 })
+      await expect.poll(() => chip.textContent(), { timeout: 30_000 }).toContain('Shadow Context')
+      mkdirSync(artifacts, { recursive: true })
+      await page.screenshot({ path: join(artifacts, 'readme-web-new-session.png') })
+    } finally {
+      await browser.close()
+    }
+    return `served ${base} with the Shadow Context client module; a new session's preset chip says "Shadow Context"`
   } finally {
     await stopGroup(child)
   }
@@ -70,8 +107,9 @@ async function dshWeb(line: string): Promise<string> {
 describe('the README, followed by a new dsh user', () => {
   const blocks = readmeCommands(readFileSync(join(repo, 'README.md'), 'utf8'), '## Use it in your dsh')
 
-  it('has the launcher install, the three commands, and the web app', () => {
-    expect(blocks[0]).toContain('npm install -g pnpm@10 @deepseek-ai/dsh@0.1.0-rc.8')
+  it('has the build, one install line, the three commands, and the web app', () => {
+    // the goal: three commands after the one line that installs pnpm, the pinned launcher and the CLI
+    expect(blocks[0]).toEqual(['npm run -s pack', 'npm install -g pnpm@10 @deepseek-ai/dsh@0.1.0-rc.8 ./dist/dsh-shadow-context-0.1.0.tgz'])
     expect(blocks[1]).toEqual(['dsh-shadow install --profile headless', 'dsh-shadow try', 'dsh-shadow uninstall'])
     expect(blocks.flat()).toContain('dsh web')
     expect(blocks.flat().some(line => line.includes('DEEPSEEK_API_KEY'))).toBe(false) // skipped: no key here
@@ -89,7 +127,9 @@ describe('the README, followed by a new dsh user', () => {
         shown = result.stdout.trim()
         outputs.set(line, shown)
       }
-      transcript.push(`$ ${line}    (${((Date.now() - started) / 1000).toFixed(1)} s)\n${shown.split('\n').slice(-40).map(text => `  ${text}`).join('\n')}`)
+      const seconds = (Date.now() - started) / 1000
+      steps.push({ line, seconds })
+      transcript.push(`$ ${line}    (${seconds.toFixed(1)} s)\n${shown.split('\n').slice(-40).map(text => `  ${text}`).join('\n')}`)
     }
     expect(outputs.get('dsh-shadow try')).toMatch(/uses port 5433/)
     expect(outputs.get('dsh-shadow try')).toMatch(/checkpoint/)
@@ -107,7 +147,9 @@ describe('the README, followed by a new dsh user', () => {
     expect(dump.status, dump.stderr).toBe(0)
     expect(dump.stdout).toMatch(/- id: compaction-basic\n {2}name: '@deepseek-ai\/dsh-compaction-basic'\n(?! {2}disabled: true)/)
     expect(dump.stdout).not.toContain('dsh-shadow-context')
+    const started = Date.now()
     const task = spawnSync('bash', ['-c', `dsh --profile headless --patch ${overlay} "one more task"`], { cwd: work, env, encoding: 'utf8', timeout: 300_000 })
+    steps.push({ line: 'dsh --profile headless --patch <offline provider> "one more task" (not a README line: the check that dsh boots with compaction-basic)', seconds: (Date.now() - started) / 1000 })
     expect(task.status, `${task.stdout}\n${task.stderr}`).toBe(0)
     expect(task.stdout).toContain('E2E-DONE')
     transcript.push(`$ dsh --profile headless --patch <offline provider> "one more task"    (after uninstall)\n  ${task.stdout.trim()}`)

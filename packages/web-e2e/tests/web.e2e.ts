@@ -6,25 +6,34 @@
  * checks in the browser: checkpoint nodes, one expanded into the originals (byte for byte against
  * the store), paging, a recall marker and its originals, the panel's search in English and
  * Chinese, the same view after a reload and after a server restart (a cold session opened from
- * history), and the endpoint's typed errors. Screenshots go to packages/web-e2e/artifacts/.
+ * history), the endpoint's typed errors, one compaction row per compaction (also in a Standard
+ * session, where compaction-basic compacts), `/recall` in the composer and the panel's workspace
+ * search. Screenshots go to packages/web-e2e/artifacts/; `npm run screenshots` (this run with
+ * SHADOW_DOCS_SCREENSHOTS=1) also copies the README's set into docs/screenshots/.
  *
  * Needs a Chromium: `/usr/bin/chromium` (Debian: `apt-get install -y chromium`) or `CHROMIUM_PATH`.
  * Without one this fails; it never skips.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ShadowStore } from '@dsh-shadow/store'
 import { dshWebUrl, launcherHome, launcherPatch, stopGroup } from '@dsh-shadow/testing'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url))
 const launcher = fileURLToPath(new URL('../node_modules/@deepseek-ai/dsh/lib/bin.js', import.meta.url))
 const provider = fileURLToPath(new URL('./fixtures/web-provider.mjs', import.meta.url))
 const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url))
 const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
+const docsScreenshots = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url))
+/** The screenshots the READMEs show, refreshed by `npm run screenshots`. */
+const DOC_SHOTS = [
+  'chat-collapsed-checkpoints.png', 'chat-expanded-checkpoint.png', 'chat-recall-marker.png', 'chat-recall-command.png',
+  'chat-standard-compaction.png', 'panel-search.png', 'panel-timeline.png', 'panel-workspace-search.png',
+]
 
 /** The session the test plays: facts in English and Chinese, one turn with many messages, one recall. */
 const PROMPTS = [
@@ -47,6 +56,7 @@ let base: string
 let browser: Browser
 let page: Page
 const timings: string[] = []
+let failed = false
 
 function dsh(args: readonly string[]): void {
   const result = spawnSync(process.execPath, [launcher, ...args], { cwd: work, env, encoding: 'utf8', timeout: 300_000 })
@@ -119,6 +129,28 @@ async function storeText(shadowId: string): Promise<string> {
   }
 }
 
+/** The `compaction/summary` events of a session, through dsh's own `session.history` (paged back to seq 0). */
+async function compactionSummaries(target: string): Promise<Array<{ compactionId: string; provider: string }>> {
+  const found: Array<{ compactionId: string; provider: string }> = []
+  let beforeSeq: number | undefined
+  for (;;) {
+    const history = await rpc('session.history', { sessionId: target, maxMessages: 500, ...(beforeSeq === undefined ? {} : { beforeSeq }) })
+    expect(history.ok, JSON.stringify(history.error)).toBe(true)
+    const value = history.value as { events: Array<{ event: { type: string; seq: number; data: { compactionId?: string; provider?: string } } }>; hasMore: boolean }
+    found.unshift(...value.events.filter(entry => entry.event.type === 'compaction/summary').map(entry => ({ compactionId: String(entry.event.data.compactionId), provider: String(entry.event.data.provider) })))
+    if (!value.hasMore || value.events.length === 0) return found
+    beforeSeq = Math.min(...value.events.map(entry => entry.event.seq))
+  }
+}
+
+/** The compaction rows the chat shows: ours (`data-shadow-compaction`) and dsh's own, if any is drawn. */
+async function compactionRows(): Promise<{ ours: string[]; dsh: number }> {
+  return {
+    ours: await attributes(page.locator('[data-shadow-compaction]'), 'data-shadow-compaction'),
+    dsh: await page.locator('[data-compaction-icon]').count(), // dsh's own row marks its icon so
+  }
+}
+
 beforeAll(async () => {
   if (!existsSync(chromiumPath)) {
     throw new Error(`No Chromium at ${chromiumPath}. Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH; this test does not skip.`)
@@ -126,7 +158,8 @@ beforeAll(async () => {
   const step = (label: string): void => {
     if (process.env['SHADOW_WEB_DEBUG'] !== undefined) console.error(`[web-e2e] ${label}`)
   }
-  rmSync(artifacts, { recursive: true, force: true }) // screenshots of this run only
+  // screenshots of this run only; the README run's transcript (readme-*) stays
+  if (existsSync(artifacts)) for (const name of readdirSync(artifacts)) if (!name.startsWith('readme-')) rmSync(join(artifacts, name), { recursive: true, force: true })
   ;({ work, home, env } = launcherHome(repo, 'dsh-shadow-web-'))
 
   // 1. the package a user installs, added to the web profile as the README says
@@ -161,9 +194,21 @@ beforeAll(async () => {
   })
 })
 
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    failed = true
+  })
+})
+
 afterAll(async () => {
   await browser?.close()
   await stopServer()
+  if (process.env['SHADOW_DOCS_SCREENSHOTS'] === '1') {
+    // only a run whose every test passed and took every shot replaces the docs' set
+    const missing = DOC_SHOTS.filter(name => !existsSync(join(artifacts, name)))
+    if (failed || missing.length > 0) console.error(`docs/screenshots not updated: ${failed ? 'a test failed' : `this run did not take ${missing.join(', ')}`}`)
+    else for (const name of DOC_SHOTS) cpSync(join(artifacts, name), join(docsScreenshots, name))
+  }
   if (timings.length > 0) console.log(`load times:\n${timings.join('\n')}`)
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
@@ -205,6 +250,12 @@ describe('Shadow Context in the dsh web app', () => {
     expect(sessions).toHaveLength(1)
     sessionId = sessions[0]!.sessionId
     console.log(`session ${sessionId}: ${before.totals}; checkpoint nodes ${before.checkpoints.join(', ')}; recall markers ${before.recalls}`)
+    // one row per compaction: each is our checkpoint node under dsh's title, dsh's own row is not drawn
+    const summaries = await compactionSummaries(sessionId)
+    expect(summaries.every(summary => summary.provider === 'shadow-context')).toBe(true)
+    expect(before.checkpoints).toEqual(summaries.map(summary => summary.compactionId))
+    expect(await compactionRows()).toEqual({ ours: summaries.map(() => 'shadow-context'), dsh: 0 })
+    expect(await page.locator('[data-shadow-compaction-title]').allTextContents()).toEqual(summaries.map(() => 'Context compacted ·'))
     await page.locator('[data-shadow-checkpoint]').first().scrollIntoViewIfNeeded()
     await shot('chat-collapsed-checkpoints.png')
   })
@@ -318,7 +369,11 @@ describe('Shadow Context in the dsh web app', () => {
     await page.keyboard.press('Enter')
     const answer = page.getByText(/Shadow Context search "5433 replica": \d+ of \d+ matching/).first()
     await answer.waitFor({ timeout: 60_000 })
-    await answer.scrollIntoViewIfNeeded()
+    // dsh's command row opens into the whole answer (the hits, one per line) on a click
+    await answer.click()
+    await page.getByText(/1\. [a-z2-9]{6}\.\d+ · /).first().waitFor({ timeout: 10_000 }).catch(() => undefined)
+    // the row at the top of the chat, its opened answer below it
+    await answer.evaluate(node => (node as unknown as { scrollIntoView(options: unknown): void }).scrollIntoView({ block: 'start' }))
     await shot('chat-recall-command.png')
     // the command's answer names originals the store holds; it did not go to the model
     const text = (await answer.textContent()) ?? ''
@@ -360,5 +415,73 @@ describe('Shadow Context in the dsh web app', () => {
     await shot('cold-session.png')
     // our rows (capture, engine, recall, reader) warned about nothing in either server lifetime
     expect(serverOutput).not.toMatch(/Shadow Context[^\n]*(warn|unavailable|cannot)/i)
+  })
+
+  it('shows one compaction row per compaction in a Standard session too (compaction-basic), as dsh words it', async () => {
+    await page.locator('button').filter({ hasText: 'New Session' }).click()
+    const composer = page.locator('textarea:not([readonly])').first()
+    await composer.waitFor({ timeout: 60_000 })
+    // the preset chip of the new session, as the README says: "Standard" turns Shadow Context off
+    await page.getByTitle('Agent preset for the session you are about to start').click()
+    await page.getByRole('menuitem', { name: /^Standard mode/ }).click()
+    for (let turn = 1; turn <= 6; turn += 1) {
+      await composer.click()
+      await composer.fill(`(turn ${turn}) [long 4] Standard session, note ${turn}.`)
+      await page.keyboard.press('Enter')
+      await page.getByText(`ANSWER ${turn}:`, { exact: false }).first().waitFor({ timeout: 120_000 })
+    }
+    const listed = await rpc('session.list', {})
+    const basicId = JSON.stringify(listed.value).match(/session-[0-9a-f-]{36}/g)?.find(id => id !== sessionId)
+    expect(basicId, JSON.stringify(listed)).toBeDefined()
+    const summaries = await compactionSummaries(basicId!)
+    expect(summaries.length).toBeGreaterThanOrEqual(1)
+    expect(summaries.every(summary => summary.provider !== 'shadow-context')).toBe(true)
+    await expect.poll(compactionRows).toEqual({ ours: summaries.map(() => 'other'), dsh: 0 })
+    expect(await page.locator('[data-shadow-checkpoint]').count()).toBe(0)
+    expect(await page.locator('[data-shadow-panel]').count()).toBe(0)
+    const row = page.locator('[data-shadow-compaction="other"]').first()
+    expect(await row.textContent()).toMatch(/^.Context compacted· Compacted \d+ history items \(~\d+ tokens\)$/)
+    await row.locator('[data-shadow-compaction-toggle]').click()
+    expect(await row.locator('[data-shadow-compaction-summary]').textContent()).toContain('The earlier turns padded the context')
+    await row.scrollIntoViewIfNeeded()
+    await shot('chat-standard-compaction.png')
+  })
+
+  it('searches every session of the workspace from the panel when asked to', async () => {
+    await page.locator('button').filter({ hasText: 'New Session' }).click()
+    const composer = page.locator('textarea:not([readonly])').first()
+    await composer.waitFor({ timeout: 60_000 })
+    // the chip keeps the last choice (Standard, above) for the next session: pick Shadow Context again
+    await page.getByTitle('Agent preset for the session you are about to start').click()
+    await page.getByRole('menuitem', { name: /^Shadow Context/ }).click()
+    await composer.fill('(turn 1) A second Shadow Context session in the same project.')
+    await page.keyboard.press('Enter')
+    await page.getByText('ANSWER 1:', { exact: false }).first().waitFor({ timeout: 120_000 })
+    const panel = page.locator('[data-shadow-panel]')
+    await panel.waitFor({ timeout: 60_000 })
+    await panel.locator('[data-shadow-panel-toggle]').click()
+    const query = '5433 replica'
+    const search = async (scope: 'session' | 'workspace'): Promise<Locator> => {
+      await panel.locator('[data-shadow-search-input]').fill(query)
+      await panel.locator('[data-shadow-search-scope]').selectOption(scope)
+      await panel.locator('[data-shadow-search-submit]').click()
+      const results = panel.locator(`[data-shadow-results="${query}"][data-shadow-results-scope="${scope}"]`)
+      await results.waitFor({ timeout: 30_000 })
+      return results
+    }
+    // this session never said it: its own history has nothing; the workspace has the first session's
+    expect(await (await search('session')).locator('[data-shadow-hit]').count()).toBe(0)
+    const hits = (await search('workspace')).locator('[data-shadow-hit]')
+    await hits.first().waitFor({ timeout: 30_000 })
+    expect(new Set(await attributes(hits, 'data-shadow-hit-session'))).toEqual(new Set([sessionId]))
+    const first = hits.first()
+    await expect.poll(() => first.locator('[data-shadow-hit-other]').count()).toBe(1)
+    const id = (await first.getAttribute('data-shadow-hit'))!
+    await first.locator('button').first().click()
+    const original = first.locator(`[data-shadow-original="${id}"]`)
+    await original.waitFor({ timeout: 30_000 })
+    expect(await original.textContent()).toBe(await storeText(id))
+    expect(await original.textContent()).toContain('5433')
+    await shot('panel-workspace-search.png')
   })
 })

@@ -6,14 +6,16 @@
  * (its source-mode fallback) and resolves the `session` parameter from the wire field `sessionId`.
  *
  * That fallback only checks that arguments are JSON, so every method enforces its own rules: it
- * answers for the resolved session's own history (and its fork parents' below each fork point)
- * through the same RecallResolver the model's tools use, with the same typed errors. It is never a
- * generic query: a request can only name what `shadow_search` / `shadow_read` accept.
+ * answers for the resolved session's own history (and its fork parents' below each fork point), or
+ * with `scope: 'workspace'` for every session of that session's working directory (what the recall
+ * tools' `scope: workspace` reads), through the same RecallResolver the model's tools use, with
+ * the same typed errors and the store's own redaction policy applied to the query. It is never a
+ * generic query: a request can only name what `shadow_search` / `shadow_read` accept, plus `scope`.
  */
 import type { Context } from '@deepseek-ai/cordis'
 import { Remote, TypertRemoteService } from '@deepseek-ai/dsh-typert-protocol'
 import z from '@deepseek-ai/schemastery'
-import { type ShadowMessage, type ShadowStoreApi, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { Redactor, type ShadowMessage, type ShadowStoreApi, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { RecallError } from '../recall/format.ts'
 import { RecallResolver, type ReadArgs, type SearchArgs } from '../recall/recall.ts'
 import { resolveStorePath } from '../store-path.ts'
@@ -60,13 +62,19 @@ export interface OriginalView extends MessageHeadView {
   readonly expiredAt: number | null
 }
 
+/** What a request may read: the session's own history (default) or its whole workspace's. */
+export type ReaderScope = 'session' | 'workspace'
+
 export interface SearchHitView extends MessageHeadView {
+  /** The session the hit belongs to (another one's under `scope: 'workspace'`). */
+  readonly sessionId: string
   readonly snippet: string
   readonly matched: readonly string[]
 }
 
 export interface SearchReply {
   readonly query: string
+  readonly scope: ReaderScope
   readonly matched: number
   readonly hits: readonly SearchHitView[]
 }
@@ -79,8 +87,20 @@ export interface ReadReply {
 }
 
 /** Request fields each method accepts; anything else is refused before the store is touched. */
-const SEARCH_FIELDS = new Set(['query', 'since', 'until', 'role', 'tool', 'checkpoint', 'limit'])
-const READ_FIELDS = new Set(['checkpoint', 'id', 'before', 'after', 'from_seq', 'to_seq', 'since', 'until', 'start', 'limit'])
+const SEARCH_FIELDS = new Set(['query', 'since', 'until', 'role', 'tool', 'checkpoint', 'limit', 'scope'])
+const READ_FIELDS = new Set(['checkpoint', 'id', 'before', 'after', 'from_seq', 'to_seq', 'since', 'until', 'start', 'limit', 'scope'])
+
+function scopeOf(value: unknown): ReaderScope {
+  if (value === undefined || value === null || value === 'session') return 'session'
+  if (value === 'workspace') return 'workspace'
+  throw new RecallError('INVALID_INPUT', 'scope must be "session" or "workspace"')
+}
+
+/** The working directory dsh gave the session (what the recall tools' workspace scope reads). */
+function cwdOf(session: unknown): string | undefined {
+  const header = typeof session === 'object' && session !== null ? (session as { header?: { cwd?: unknown } }).header : undefined
+  return typeof header?.cwd === 'string' && header.cwd.length > 0 ? header.cwd : undefined
+}
 
 function original(message: ShadowMessage): OriginalView {
   return {
@@ -139,23 +159,33 @@ export class ShadowContextReader extends TypertRemoteService {
     return this.store
   }
 
-  private async resolver(session: unknown): Promise<RecallResolver> {
+  private async resolver(session: unknown, scope: ReaderScope): Promise<RecallResolver> {
     const sessionId = sessionIdOf(session)
-    return new RecallResolver(await this.opened(), { sessionId })
+    const store = await this.opened()
+    // the policy the capture saved in the store: a secret in the query is searched as it is stored
+    const policy = await store.redactionPolicyOf()
+    const redactor = policy === null ? undefined : new Redactor(policy)
+    const redact = redactor === undefined ? {} : { redact: (text: string) => redactor.text(text) }
+    if (scope === 'session') return new RecallResolver(store, { sessionId, ...redact })
+    const workspace = cwdOf(session) ?? (await store.session(sessionId))?.workspace ?? undefined
+    if (workspace === undefined) throw new RecallError('NOT_FOUND', 'this session has no working directory the shadow store knows')
+    return new RecallResolver(store, { sessionId, workspace, ...redact })
   }
 
-  /** Ranked search over the session's history, what `shadow_search` finds, as structured hits. */
+  /** Ranked search over the session's (or its workspace's) history, what `shadow_search` finds, as structured hits. */
   async search(session: unknown, request: unknown): Promise<ReaderResult<SearchReply>> {
     try {
-      const args = fields(request, SEARCH_FIELDS) as SearchArgs
-      const outcome = await (await this.resolver(session)).search(args)
+      const { scope, ...args } = fields(request, SEARCH_FIELDS) as SearchArgs & { scope?: unknown }
+      const within = scopeOf(scope)
+      const outcome = await (await this.resolver(session, within)).search(args)
       return {
         ok: true,
         value: {
           query: String(args.query),
+          scope: within,
           matched: outcome.matched,
           hits: outcome.hits.map(hit => ({
-            shadowId: hit.message.shadowId, seq: hit.message.seq, time: hit.message.time, role: hit.message.role,
+            shadowId: hit.message.shadowId, sessionId: hit.message.sessionId, seq: hit.message.seq, time: hit.message.time, role: hit.message.role,
             sourceKind: hit.message.sourceKind, toolName: hit.message.toolName, turn: hit.message.turn, elidedBy: hit.message.elidedBy,
             snippet: hit.snippet, matched: [...hit.matched],
           })),
@@ -169,8 +199,8 @@ export class ShadowContextReader extends TypertRemoteService {
   /** One page of the exact originals a `shadow_read` selector covers (checkpoint, id, seqs or time window). */
   async read(session: unknown, request: unknown): Promise<ReaderResult<ReadReply>> {
     try {
-      const { start, limit, ...selector } = fields(request, READ_FIELDS)
-      const page = await (await this.resolver(session)).page(selector as ReadArgs, start, limit)
+      const { start, limit, scope, ...selector } = fields(request, READ_FIELDS)
+      const page = await (await this.resolver(session, scopeOf(scope))).page(selector as ReadArgs, start, limit)
       return { ok: true, value: { title: page.title, total: page.total, start: page.start, messages: page.messages.map(original) } }
     } catch (error) {
       return failure(error)

@@ -1,0 +1,42 @@
+/**
+ * The renderer this plugin puts in dsh's `compaction` row seat (see compaction.ts): our
+ * checkpoint node, titled with dsh's words, for our engine's compactions; for any other engine's,
+ * a row like dsh's own — the title, the item and token counts, and the summary on click.
+ */
+import { useState, type ReactElement } from 'react'
+import type { ShadowApi } from './api.ts'
+import { compactionDataOf, compactionWords, shadowCheckpointOf, type Translate } from './compaction.ts'
+import type { SessionKit } from './types.ts'
+import { CheckpointRow, PROJECTION_KEY, shadowViewOf } from './views.tsx'
+
+interface CompactionRowProps {
+  readonly node: { readonly id: string; readonly data: unknown }
+  readonly t?: Translate
+}
+
+/** Another engine's compaction, the way dsh shows it: collapsed, the summary text on click. */
+function OtherCompactionRow({ id, title, facts, summary }: { id: string; title: string; facts: string; summary: string | null }): ReactElement {
+  const [open, setOpen] = useState(false)
+  return (
+    <div className="dsc-compaction" data-shadow-compaction="other" data-shadow-compaction-id={id}>
+      <button type="button" className="dsc-row" disabled={summary === null} aria-expanded={summary === null ? undefined : open} onClick={() => setOpen(!open)} data-shadow-compaction-toggle="">
+        <span className="dsc-glyph" aria-hidden="true">{open ? '▾' : '▸'}</span>
+        <span className="dsc-title" data-shadow-compaction-title="">{title}</span>
+        <span className="dsc-facts">· {facts}</span>
+      </button>
+      {open && summary !== null ? <pre className="dsc-text dsc-summary" data-shadow-compaction-summary="">{summary}</pre> : null}
+    </div>
+  )
+}
+
+export function createCompactionNode(api: ShadowApi) {
+  return function ShadowCompactionNode({ node, t, sessionId, useProjection }: SessionKit & CompactionRowProps): ReactElement | null {
+    const view = shadowViewOf(useProjection(PROJECTION_KEY))
+    const data = compactionDataOf(node.data)
+    if (data === undefined) return null // a payload this plugin does not know: nothing rather than a wrong row
+    const words = compactionWords(t, data)
+    const ours = shadowCheckpointOf({ id: node.id, data }, view)
+    if (ours === undefined) return <OtherCompactionRow id={node.id} title={words.title} facts={words.facts} summary={data.summary} />
+    return <CheckpointRow api={api} sessionId={sessionId} view={view} data={ours} title={words.title} digest={data.summary} />
+  }
+}

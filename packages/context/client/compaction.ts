@@ -1,0 +1,103 @@
+/**
+ * dsh's own "Context compacted" row, taken over: the web app builds one `compaction` chat node per
+ * automatic compaction (whichever engine made it) and renders it through the keyed
+ * `conversation.chat.node` seat. This plugin registers a renderer for that key at a lower priority
+ * than dsh's own (the lowest live entry of a keyed cell renders), so every compaction row is ours:
+ * one of our engine's becomes our checkpoint node, merged with dsh's facts; any other engine's
+ * (compaction-basic in a Standard session) gets a row equivalent to dsh's. One row per compaction.
+ *
+ * Which engine made it is read from the event itself: our checkpoints always end with the code
+ * footer `[shadow <compactionId>] … · seqs a–b · …`, which dsh's node carries as its summary text.
+ * A node whose summary the browser has not loaded falls back to the projection's checkpoint list.
+ */
+import type { ShadowContextView } from '../src/projection/unit.ts'
+import { ENGINE, type CheckpointData } from './definitions.ts'
+
+export const COMPACTION_KIND = 'compaction'
+/** Below dsh's own renderer (priority 0): the lowest priority of a keyed cell renders. */
+export const COMPACTION_PRIORITY = -10
+
+/** The payload of dsh's `compaction` chat node (rc.8 `CompactionSummaryNode`, dsh-client-runtime). */
+export interface CompactionSummaryData {
+  /** Seq of the replacing checkpoint message. */
+  readonly seq: number
+  readonly time: number
+  /** The checkpoint's text (the `compaction/summary` event's), null when that event is not loaded. */
+  readonly summary: string | null
+  readonly shadowedItemCount: number | null
+  readonly shadowedTokenCount: number | null
+}
+
+export interface CompactionNode {
+  /** The compaction id (dsh keys its node by it). */
+  readonly id: string
+  readonly data: CompactionSummaryData
+}
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null
+}
+
+/** dsh's node payload, checked field by field (a later dsh may change it; then nothing is assumed). */
+export function compactionDataOf(value: unknown): CompactionSummaryData | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const data = value as Record<string, unknown>
+  if (typeof data['seq'] !== 'number' || typeof data['time'] !== 'number') return undefined
+  return {
+    seq: data['seq'],
+    time: data['time'],
+    summary: typeof data['summary'] === 'string' ? data['summary'] : null,
+    shadowedItemCount: count(data['shadowedItemCount']),
+    shadowedTokenCount: count(data['shadowedTokenCount']),
+  }
+}
+
+/** The seq range our footer for checkpoint `id` states, if `summary` carries that footer. */
+function footerSeqs(summary: string | null, id: string): { seqFrom: number; seqTo: number } | undefined {
+  if (summary === null) return undefined
+  const line = summary.split('\n').findLast(candidate => candidate.startsWith(`[shadow ${id}] `))
+  if (line === undefined) return undefined
+  const seqs = / · seqs (\d+)–(\d+) · /.exec(line)
+  return seqs === null ? { seqFrom: 0, seqTo: 0 } : { seqFrom: Number(seqs[1]), seqTo: Number(seqs[2]) }
+}
+
+/**
+ * Our checkpoint behind dsh's compaction node, or undefined when another engine made it. The
+ * footer decides when dsh has the summary; otherwise the projection's list (our engine's entries).
+ */
+export function shadowCheckpointOf(node: CompactionNode, view: ShadowContextView | undefined): CheckpointData | undefined {
+  const listed = view?.checkpoints.find(candidate => candidate.id === node.id && candidate.engine === ENGINE)
+  const seqs = footerSeqs(node.data.summary, node.id) ?? (listed === undefined ? undefined : { seqFrom: listed.seqFrom, seqTo: listed.seqTo })
+  if (seqs === undefined) return undefined
+  return {
+    checkpointId: node.id,
+    seqFrom: seqs.seqFrom,
+    seqTo: seqs.seqTo,
+    messages: node.data.shadowedItemCount ?? listed?.messages ?? 0,
+    tokens: node.data.shadowedTokenCount ?? listed?.shadowedTokens ?? 0,
+    seq: node.data.seq,
+    time: node.data.time,
+  }
+}
+
+/** A locale lookup as the web app hands it to a seat registered with a locale namespace. */
+export type Translate = (key: string, params?: Record<string, unknown>) => string
+
+/**
+ * dsh's own words for the row, from the conversation locale namespace when the web app provides
+ * it (so the row follows the UI language), else English.
+ */
+export function compactionWords(t: Translate | undefined, data: CompactionSummaryData): { title: string; facts: string } {
+  const say = (key: string, english: string, params?: Record<string, unknown>): string => {
+    if (t === undefined) return english
+    const said = t(key, params)
+    return typeof said === 'string' && said.length > 0 && said !== key ? said : english
+  }
+  const title = say('message.compaction', 'Context compacted')
+  if (data.shadowedItemCount !== null && data.shadowedTokenCount !== null) {
+    const items = data.shadowedItemCount
+    const tokens = data.shadowedTokenCount
+    return { title, facts: say('message.compaction.completed', `Compacted ${items} history items (~${tokens} tokens)`, { items, tokens }) }
+  }
+  return { title, facts: data.summary === null ? say('message.compaction.unavailable', 'Compaction summary unavailable') : say('message.compaction.expand', 'View compaction summary') }
+}
