@@ -57,6 +57,8 @@ let browser: Browser
 let page: Page
 const timings: string[] = []
 let failed = false
+/** The Standard session (compaction-basic): Shadow Context must never store it. */
+let basicId: string | undefined
 
 function dsh(args: readonly string[]): void {
   const result = spawnSync(process.execPath, [launcher, ...args], { cwd: work, env, encoding: 'utf8', timeout: 300_000 })
@@ -431,7 +433,7 @@ describe('Shadow Context in the dsh web app', () => {
       await page.getByText(`ANSWER ${turn}:`, { exact: false }).first().waitFor({ timeout: 120_000 })
     }
     const listed = await rpc('session.list', {})
-    const basicId = JSON.stringify(listed.value).match(/session-[0-9a-f-]{36}/g)?.find(id => id !== sessionId)
+    basicId = JSON.stringify(listed.value).match(/session-[0-9a-f-]{36}/g)?.find(id => id !== sessionId)
     expect(basicId, JSON.stringify(listed)).toBeDefined()
     const summaries = await compactionSummaries(basicId!)
     expect(summaries.length).toBeGreaterThanOrEqual(1)
@@ -483,5 +485,13 @@ describe('Shadow Context in the dsh web app', () => {
     expect(await original.textContent()).toBe(await storeText(id))
     expect(await original.textContent()).toContain('5433')
     await shot('panel-workspace-search.png')
+    // a Standard session's messages never reach the shadow store, even with Shadow Context sessions
+    // running before and after it in the same server
+    const store = await ShadowStore.open(join(home, 'shadow-context', 'shadow.db'), { readOnly: true })
+    const stored = (await store.sessions()).map(session => session.sessionId)
+    await store.close()
+    expect(basicId).toBeDefined()
+    expect(stored).toContain(sessionId)
+    expect(stored).not.toContain(basicId)
   })
 })
