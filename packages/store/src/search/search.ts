@@ -17,6 +17,7 @@ import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
+import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
 
 /** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
 const PAIRING_POOL = 30
@@ -28,6 +29,8 @@ const DF_CAP = 2_000
 export const RANK_WINDOW = 1_000
 /** Rarest query words that get a candidate list of their own. */
 const RARE_LISTS = 6
+/** Translations (glossary.ts) that get a candidate list of their own, rarest first. */
+const BRIDGE_LISTS = 3
 /** A word in under this share of the scope's messages is distinctive (absent words always are)... */
 const DISTINCTIVE_SHARE = 0.05
 /** ...and so is one in at most this many (a small scope makes every present word look common). */
@@ -82,7 +85,14 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): Awaitable<IndexResult> =>
     terms.length === 0 ? none : backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true })
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
-  const scopeDf = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP}) : []
+  // the query's words in the other language (glossary.ts), counted with the words in one call
+  const bridges = bridgeTerms(analyzed.words, analyzed.literals)
+  const counted = [...analyzed.words, ...bridges.map(bridge => bridge.index)]
+  const frequencies = counted.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: counted, cap: DF_CAP }) : []
+  const scopeDf = frequencies.slice(0, analyzed.words.length)
+  // a translation no message of the scope holds cannot cover anything
+  const present = bridges.map((bridge, index) => ({ bridge, df: frequencies[analyzed.words.length + index] ?? 0 })).filter(entry => entry.df > 0)
+  const bridged = present.toSorted((a, b) => a.df - b.df).slice(0, BRIDGE_LISTS).map(entry => entry.bridge)
   const searched = await backend.countMessages(filter)
   const rare = analyzed.words
     .map((word, index) => ({ word, df: scopeDf[index] ?? 0 }))
@@ -95,16 +105,22 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     list('grams', analyzed.grams, 'or'),
     rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
     ...rare.map(entry => list('words', [entry.word], 'or')),
+    ...bridged.map(bridge => list('words', [bridge.index], 'or')),
   ])
   const lists = [
     { name: 'all', weight: 1, items: all!.hits },
     ...rare.map((entry, index) => ({ name: `rare:${entry.word}`, weight: 1, items: rareLists[index]!.hits })),
+    ...bridged.map((bridge, index) => ({ name: `bridge:${bridge.translation}`, weight: 1, items: rareLists[rare.length + index]!.hits })),
     { name: 'grams', weight: 1, items: grams!.hits },
     ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
   ]
   const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
-  const terms = coverageTerms(analyzed.words)
-  const weights = scopeWeights(terms, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
+  const own = coverageTerms(analyzed.words)
+  const weights = scopeWeights(own, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
+  // translations cover part of their original's weight: extra terms, lighter than the words
+  const bridgeWeight = bridgeWeights(present.map(entry => entry.bridge), own, weights)
+  const terms = [...own, ...[...bridgeWeight.keys()].filter(term => !own.includes(term))]
+  for (const [term, weight] of bridgeWeight) if (!own.includes(term)) weights.set(term, weight)
   // Pair for the leading candidates only: pairing reads a partner row each, and a candidate far
   // down on its own coverage does not reach the top by its partner.
   const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
@@ -138,7 +154,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     const call = unit.call === undefined ? undefined : await full(unit.call)
     hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
   }
-  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched)
+  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -167,7 +183,7 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
   const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
@@ -181,11 +197,14 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   const scopeTotal = Math.max(1, searched)
   // each hit (with its call or question) scanned once for every reported word
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
+  // a word's translations in scope (glossary.ts): a hit holding one answers the word too
+  const translationsOf = (word: string): BridgeTerm[] => bridges.filter(bridge => (CJK.test(word) ? word.includes(bridge.source) || bridge.source.includes(word) : bridge.source === word))
+  const scanned = [...new Set([...stems, ...bridges.map(bridge => bridge.scan)])]
   const hitScans = hits.map(hit => {
-    const covered = stems.map(() => false)
+    const covered = new Set<string>()
     for (const text of [hit.message.text, hit.call?.text, hit.question?.text]) {
       if (text === undefined) continue
-      scanTerms(text, stems).covered.forEach((found, index) => { if (found) covered[index] = true })
+      scanTerms(text, scanned).covered.forEach((found, index) => { if (found) covered.add(scanned[index]!) })
     }
     return covered
   })
@@ -196,8 +215,13 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
       const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
       inScope = found.hits.length === 0 ? 0 : inScope
     }
-    const inHits = hitScans.filter(covered => covered[words.indexOf(word)] === true).length
-    report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE })
+    const translations = translationsOf(word)
+    const own = stems[words.indexOf(word)]!
+    const inHits = hitScans.filter(covered => covered.has(own) || translations.some(bridge => covered.has(bridge.scan))).length
+    report.push({
+      term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE,
+      ...(translations.length === 0 ? {} : { translations: [...new Set(translations.map(bridge => bridge.translation))] }),
+    })
   }
   return report
 }
