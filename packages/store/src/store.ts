@@ -4,14 +4,14 @@
  * search in `search/`, retention in `maintenance`. Usable as a plain library:
  * `const store = await ShadowStore.open(path)`.
  */
-import { ANALYZER_VERSION, indexViews } from './analyzer.ts'
+import { ANALYZER_VERSION } from './analyzer.ts'
 import type { PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
 import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.ts'
 import { parseShadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
-import { hashEventJson, prepareMessage, rowHash } from './messages.ts'
+import { hashEventJson, messageViews, prepareMessage, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
@@ -135,7 +135,7 @@ export class ShadowStore {
           }
         }
         if ((await backend.meta('analyzer_version')) !== String(ANALYZER_VERSION)) {
-          await backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
+          await backend.reindex(messageViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
         }
       }
       return store
@@ -438,12 +438,12 @@ export class ShadowStore {
   async redactStored(progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
     const redactor = this.redactor
     if (redactor === undefined) return { rows: 0, changed: 0 }
-    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, indexViews, progress)
+    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, messageViews, progress)
   }
 
   /** Rebuild the search indexes from stored text. */
   async reindex(progress?: (done: number, total: number) => void): Promise<number> {
-    return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)
+    return this.backend.reindex(messageViews, ANALYZER_VERSION, progress)
   }
 
   /**

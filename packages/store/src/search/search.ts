@@ -18,6 +18,7 @@ import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
 import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
+import { windowDays, withoutTime } from '../days.ts'
 
 /** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
 const PAIRING_POOL = 30
@@ -99,8 +100,13 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     .filter(entry => entry.df > 0 && coverageTerms([entry.word]).length > 0)
     .toSorted((a, b) => a.df - b.df)
     .slice(0, RARE_LISTS)
+  // a time window also takes the messages that refer to one of its days, whenever said (days.ts)
+  const days = windowDays(options.timeFrom, options.timeTo)
+  const referring = days === undefined || analyzed.words.length === 0 ? none
+    : backend.searchIndex({ ...withoutTime(filter), index: 'words', terms: analyzed.words.filter(word => coverageTerms([word]).length > 0), operator: 'or', limit: pool, rankWindow, order: 'newest', light: true, referredDays: days })
   // the lists are independent: a network backend answers them at once
-  const [all, grams, any, ...rareLists] = await Promise.all([
+  const [referred, all, grams, any, ...rareLists] = await Promise.all([
+    referring,
     analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : none,
     list('grams', analyzed.grams, 'or'),
     rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
@@ -113,6 +119,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ...bridged.map((bridge, index) => ({ name: `bridge:${bridge.translation}`, weight: 1, items: rareLists[rare.length + index]!.hits })),
     { name: 'grams', weight: 1, items: grams!.hits },
     ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
+    { name: 'days', weight: 1, items: referred!.hits },
   ]
   const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
   const own = coverageTerms(analyzed.words)
