@@ -120,6 +120,11 @@ describe('recall answers in one call (real dsh)', () => {
       expect(day.search).toMatch(/120 seconds|一百二十秒/)
       expect(day.search).not.toMatch(/60 seconds|六十秒/)
     }
+    // a word said only in the other language: not "never discussed" (the glossary's translation is named)
+    const translated = await ask('2026-03-12T16:25:00Z', 'Did we discuss the expiry of the product list cache?', false)
+    expect(translated.search).toContain('No message in this session mentions `expiry` (but messages say `expiry` as `过期`).')
+    expect(translated.search).toContain('**缓存过期**')
+
     // a date in the question: the messages of that day and those that refer to it ("yesterday" on day 2)
     const dated = await ask('2026-03-12T16:40:00Z', 'What did we agree on March 10 about the ingest shard count?', false)
     expect(dated.search).toContain('as 2026-03-10 00:00–24:00 UTC')
