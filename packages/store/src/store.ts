@@ -261,6 +261,16 @@ export class ShadowStore {
     return this.backend.getMessage(session.sessionId, seq)
   }
 
+  /**
+   * The assistant message that called the tool whose result `result` is (same session, its call
+   * id), without event JSON; undefined for other rows or when the call is not stored.
+   */
+  async callOf(result: Pick<ShadowMessage, 'sessionId' | 'role' | 'callId' | 'seq'>): Promise<ShadowMessage | undefined> {
+    if (result.role !== 'tool' || result.callId === null || result.callId.includes(' ')) return undefined
+    const rows = await this.backend.callRows([{ sessionId: assertString(result.sessionId, 'sessionId'), callId: result.callId }])
+    return rows.filter(row => row.role === 'assistant' && row.seq < result.seq).toSorted((a, b) => b.seq - a.seq)[0]
+  }
+
   async messageAt(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
     return this.backend.getMessage(assertString(sessionId, 'sessionId'), assertSeq(seq, 'seq'))
   }

@@ -36,6 +36,10 @@ const BRIDGE_LISTS = 3
 const DISTINCTIVE_SHARE = 0.05
 /** ...and so is one in at most this many (a small scope makes every present word look common). */
 const DISTINCTIVE_FLOOR = 3
+/** Characters of a partner's snippet (its call, or the question answered), before the winner's own. */
+const PARTNER_SNIPPET = 160
+/** In a partner's passage, a term the winner already holds weighs this share (a tie-breaker). */
+const MATCHED_SHARE = 0.01
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
 function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
@@ -182,7 +186,9 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
   if (partner === undefined) return { passage, snippet: own.text, matched: own.matched }
   const other = scanTerms(partner.text, terms)
   if (!other.covered.some((covered, index) => covered && scan.covered[index] !== true)) return { passage, snippet: own.text, matched: own.matched }
-  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, weights), other, literals, 160)
+  // the partner's passage is where it says what the winner does not (a write's value, not its path)
+  const lacking = new Map(terms.map((term, index) => [term, (weights.get(term) ?? 1) * (scan.covered[index] === true ? MATCHED_SHARE : 1)]))
+  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, lacking, PARTNER_SNIPPET * 2), other, literals, PARTNER_SNIPPET)
   return { passage, snippet: `${theirs.text} → ${own.text}`, matched: [...new Set([...theirs.matched, ...own.matched])] }
 }
 
