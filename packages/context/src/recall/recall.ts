@@ -150,8 +150,8 @@ const CALL_PREFACE_SHARE = 0.5
 /** The call of a tool result, bounded: what it was asked to do (a write's content, a command). */
 function callPreface(call: ShadowMessage, budget: number): string {
   const room = Math.floor(budget * 4 * CALL_PREFACE_SHARE)
-  const text = call.text.length > room ? `${call.text.slice(0, room)}\n[… ${call.text.length - room} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
-  return `── called in ${call.shadowId} · ${formatTime(call.time)} UTC · assistant\n${text}`
+  const shown = call.text.length > room ? `${call.text.slice(0, room)}\n[… ${call.text.length - room} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
+  return `── called in ${call.shadowId} · ${formatTime(call.time)} UTC · assistant\n${shown}`
 }
 
 export class RecallResolver {
