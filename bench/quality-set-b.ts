@@ -9,7 +9,8 @@
  */
 import type { ShadowMessageInput } from '@dsh-shadow/store'
 
-export type TestCategory = 'exact' | 'tool-output' | 'zh' | 'cross-lingual' | 'temporal' | 'superseded' | 'multi-hop' | 'never-said'
+// 'same-language': control questions of the cross-lingual slice (bench/quality-set-x.ts)
+export type TestCategory = 'exact' | 'tool-output' | 'zh' | 'cross-lingual' | 'temporal' | 'superseded' | 'multi-hop' | 'never-said' | 'same-language'
 
 export interface TestQuestion {
   readonly id: string

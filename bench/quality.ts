@@ -36,7 +36,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
 import { Bm25Baseline } from './quality-baselines.ts'
 import { qualitySet, type QualityQuestion } from './quality-set.ts'
-import { runTestSet } from './quality-test.ts'
+import { runCrossLingualSlice, runTestSet } from './quality-test.ts'
 import { printTable, result } from './report.ts'
 
 const K = 10
@@ -224,6 +224,7 @@ if (details) {
 
 await store.close()
 const test = await runTestSet(dir)
+const cross = await runCrossLingualSlice(dir)
 rmSync(dir, { recursive: true, force: true })
 console.log(`\nwall time ${((performance.now() - started) / 1000).toFixed(1)} s. "literal" in RESULT is upstream's whole-query substring scan, newest first.`)
 const r5 = (name: string): string => aggregate(name, () => true).r5.toFixed(3)
@@ -237,4 +238,6 @@ result('quality', {
   dev_bm25_same_analyzer_recall5: r5('bm25-ours'),
   superseded_newest_first: test.newestFirst,
   never_said_explicit: test.neverExplicit,
+  cross_lingual_slice_recall5: cross.recall5['ours']!.toFixed(3),
+  cross_lingual_slice_bm25_same_analyzer_recall5: cross.recall5['bm25-ours']!.toFixed(3),
 })

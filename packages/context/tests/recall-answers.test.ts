@@ -58,6 +58,8 @@ describe('recall answers in one call (real dsh)', () => {
     await say('2026-03-11T09:30:00Z', 'Raise request_timeout please, the upstream is slow.', 'Changed: request_timeout is now 45s.')
     await say('2026-03-11T14:00:00Z', 'Decision: the product list cache TTL goes to 120 seconds.')
     await say('2026-03-11T15:00:00Z', '商品列表的缓存过期时间改成一百二十秒。', '收到。')
+    // said on day 2 about day 1: found by the day it refers to
+    await say('2026-03-11T16:00:00Z', 'Yesterday we agreed that the ingest shard count stays at 12.')
     await harness.ctx.shadowCapture.flush()
 
     // day 3: each question is one turn in which the scripted model searches, then follows the suggested read
@@ -118,6 +120,16 @@ describe('recall answers in one call (real dsh)', () => {
       expect(day.search).toMatch(/120 seconds|一百二十秒/)
       expect(day.search).not.toMatch(/60 seconds|六十秒/)
     }
+    // a word said only in the other language: not "never discussed" (the glossary's translation is named)
+    const translated = await ask('2026-03-12T16:25:00Z', 'Did we discuss the expiry of the product list cache?', false)
+    expect(translated.search).toContain('No message in this session mentions `expiry` (but messages say `expiry` as `过期`).')
+    expect(translated.search).toContain('**缓存过期**')
+
+    // a date in the question: the messages of that day and those that refer to it ("yesterday" on day 2)
+    const dated = await ask('2026-03-12T16:40:00Z', 'What did we agree on March 10 about the ingest shard count?', false)
+    expect(dated.search).toContain('as 2026-03-10 00:00–24:00 UTC')
+    expect(hitLines(dated.search)[0]!.line).toMatch(/^2026-03-11 16:00/)
+    expect(dated.search).toContain('**shard** **count** stays at 12')
     expect(harness.problems()).toEqual([])
   })
 })

@@ -40,6 +40,15 @@ export interface PreparedMessage extends ShadowMessageInput {
   /** Analyzer output for the two indexes. */
   readonly words: string
   readonly grams: string
+  /** UTC days other than its own the message's time words refer to (days.ts). */
+  readonly days?: readonly number[]
+}
+
+/** What a reindex or redaction pass derives from a stored text (and the row's time). */
+export interface IndexViews {
+  readonly words: string
+  readonly grams: string
+  readonly days?: readonly number[]
 }
 
 /** Row filters shared by reads and searches. */
@@ -72,6 +81,11 @@ export interface IndexQuery extends MessageFilter {
    * characters (ranking looks no further; the winners are read in full).
    */
   readonly light?: boolean
+  /**
+   * Only rows whose time words refer to one of these UTC days (days.ts), whenever they were said:
+   * `timeFrom`/`timeTo` are not applied. Words index, `order: 'newest'` only.
+   */
+  readonly referredDays?: readonly number[]
 }
 
 /** Characters of a candidate's text a light read returns (what ranking and passages look at). */
@@ -168,7 +182,7 @@ export interface ShadowBackend {
   /** Give freed space back to the file system. */
   vacuum(): Awaitable<void>
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
-  reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
+  reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
   stats(): Awaitable<Omit<StoreStats, 'path'>>
   /** A pass redacting the stored rows is due (the policy was turned on or changed) or was interrupted. */
   redactionPending(): Awaitable<boolean>
@@ -180,7 +194,7 @@ export interface ShadowBackend {
   /** Redact every stored row, checkpoint footer and recall query in place (resumable); see the SQLite backend. */
   redactStored(
     redaction: { text(text: string): string; json(json: string): string; hash(storedJson: string): string },
-    analyze: (text: string) => { words: string; grams: string },
+    analyze: (text: string, time: number) => IndexViews,
     progress?: (done: number, total: number) => void,
   ): Awaitable<{ rows: number; changed: number }>
   /** Refuse (or accept again) every write on this connection, e.g. during a backup. */

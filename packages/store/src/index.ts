@@ -19,5 +19,6 @@ export { chineseNumber, describeWindow, TimeExpressionResolver, type ResolvedTim
 export { bestPassage, indexTerm, MAX_POSITIONS, PASSAGE_CHARS, passageSnippet, RANK_TEXT_CHARS, scanTerms, type Passage, type TermScan } from './search/passage.ts'
 export { asksForEarlierValue, bareValue, bestStatement, valueHistory, type ValueHistory, type ValueStatement } from './search/values.ts'
 export { RANK_WINDOW } from './search/search.ts'
+export { BRIDGE_SHARE, bridgeTerms, type BridgeTerm } from './search/glossary.ts'
 export { withoutBoilerplate } from './analyzer.ts'
 export { CANDIDATE_TEXT_CHARS } from './backend.ts'

@@ -1,12 +1,18 @@
 /** One message row: validated, redacted and analyzed for the indexes, ready for a backend. */
 import { createHash } from 'node:crypto'
 import { indexViews } from './analyzer.ts'
-import type { PreparedMessage } from './backend.ts'
+import { referredDays } from './days.ts'
+import type { IndexViews, PreparedMessage } from './backend.ts'
 import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
 import type { Redactor } from './redact.ts'
 import type { ShadowMessageInput } from './types.ts'
 import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, optionalText, ROLES } from './validate.ts'
+
+/** What the indexes hold of a stored text: the two analyzer views and the days it refers to. */
+export function messageViews(text: string, time: number): IndexViews {
+  return { ...indexViews(text), days: referredDays(text, time) }
+}
 
 export function hashEventJson(eventJson: string): string {
   return createHash('sha1').update(eventJson).digest('hex')
@@ -58,5 +64,6 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     hash,
     words: views.words,
     grams: views.grams,
+    days: referredDays(text, Math.floor(input.time)),
   }
 }

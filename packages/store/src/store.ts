@@ -4,14 +4,14 @@
  * search in `search/`, retention in `maintenance`. Usable as a plain library:
  * `const store = await ShadowStore.open(path)`.
  */
-import { ANALYZER_VERSION, indexViews } from './analyzer.ts'
+import { ANALYZER_VERSION } from './analyzer.ts'
 import type { PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
 import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.ts'
 import { parseShadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
-import { hashEventJson, prepareMessage, rowHash } from './messages.ts'
+import { hashEventJson, messageViews, prepareMessage, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
@@ -140,7 +140,7 @@ export class ShadowStore {
           }
         }
         if ((await backend.meta('analyzer_version')) !== String(ANALYZER_VERSION)) {
-          await backend.reindex(indexViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
+          await backend.reindex(messageViews, ANALYZER_VERSION, (done, total) => options.onProgress?.('reindex', done, total))
         }
       }
       return store
@@ -264,6 +264,16 @@ export class ShadowStore {
     const session = await this.backend.getSessionByTag(tag)
     if (session === undefined) return undefined
     return this.backend.getMessage(session.sessionId, seq)
+  }
+
+  /**
+   * The assistant message that called the tool whose result `result` is (same session, its call
+   * id), without event JSON; undefined for other rows or when the call is not stored.
+   */
+  async callOf(result: Pick<ShadowMessage, 'sessionId' | 'role' | 'callId' | 'seq'>): Promise<ShadowMessage | undefined> {
+    if (result.role !== 'tool' || result.callId === null || result.callId.includes(' ')) return undefined
+    const rows = await this.backend.callRows([{ sessionId: assertString(result.sessionId, 'sessionId'), callId: result.callId }])
+    return rows.filter(row => row.role === 'assistant' && row.seq < result.seq).toSorted((a, b) => b.seq - a.seq)[0]
   }
 
   async messageAt(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
@@ -443,12 +453,12 @@ export class ShadowStore {
   async redactStored(progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
     const redactor = this.redactor
     if (redactor === undefined) return { rows: 0, changed: 0 }
-    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, indexViews, progress)
+    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, messageViews, progress)
   }
 
   /** Rebuild the search indexes from stored text. */
   async reindex(progress?: (done: number, total: number) => void): Promise<number> {
-    return this.backend.reindex(indexViews, ANALYZER_VERSION, progress)
+    return this.backend.reindex(messageViews, ANALYZER_VERSION, progress)
   }
 
   /**

@@ -103,7 +103,7 @@ describe('event JSON format 3', () => {
   })
 })
 
-describe('schema v5', () => {
+describe('schema v6 (event JSON format 3)', () => {
   it('opens a v4 store, reads its v4 rows as they are, and writes new rows in format 3', async () => {
     const dir = tempDir()
     const path = join(dir.path, 'v4.db')

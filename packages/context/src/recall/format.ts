@@ -33,6 +33,8 @@ export interface TermReport {
   readonly inHits: number
   /** Rare in the scope (or absent): what makes the question specific. */
   readonly distinctive: boolean
+  /** Its translations (en↔zh glossary) that messages in scope hold; `inHits` counts them too. */
+  readonly translations?: readonly string[]
 }
 
 /** Statements of one thing's value over time (oldest first), from the hits. */
@@ -66,7 +68,11 @@ function absenceLines(view: SearchView): string[] {
     const common = terms.filter(term => !term.distinctive && term.inHits > 0).map(term => quote(term.term))
     lines.push(`No hit contains ${distinctive.map(term => quote(term.term)).join(' or ')}${common.length === 0 ? '' : `; the hits match only common words (${common.join(', ')})`}. Unless a hit clearly says otherwise, this was not discussed.`)
   }
-  if (absent.length > 0) lines.push(`No message in ${view.scope} mentions ${absent.map(term => quote(term.term)).join(', ')}.`)
+  if (absent.length > 0) {
+    // said in the other language: not "never discussed"
+    const translated = absent.flatMap(term => (term.translations ?? []).length === 0 ? [] : [`${quote(term.term)} as ${term.translations!.map(quote).join(' or ')}`])
+    lines.push(`No message in ${view.scope} mentions ${absent.map(term => quote(term.term)).join(', ')}${translated.length === 0 ? '' : ` (but messages say ${translated.join(', ')})`}.`)
+  }
   return lines
 }
 

@@ -61,7 +61,7 @@ export const RECALL_PROMPT = [
   '# Shadow Context: nothing is lost',
   'Checkpoints ("[Shadow Context checkpoint …]", "[Shadow Context index …]") replace older history; every original, tool outputs included, is stored verbatim with its time.',
   `- Before relying on a detail a checkpoint only summarizes (exact value, path, error, output, decision), look it up: ${SEARCH_TOOL} {"query":"…"} (words, identifiers, paths, 中文; time words like "yesterday" become a window), then ${READ_TOOL} with the id and "at" a hit suggests, or {"checkpoint":"<id>"} from a footer.`,
-  '- "on your surface now": you can already see it. "Value over time": the newest is current. "No message … mentions `x`" or "No hit contains `x`": it was not discussed; do not guess.',
+  '- "on your surface now": you can already see it. "Value over time": the newest is current. "No message … mentions `x`" or "No hit contains `x`": it was not discussed; do not guess (unless it names a translation).',
 ].join('\n')
 
 /**

@@ -144,6 +144,16 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Share of a read's budget a tool result's call may take (its arguments, shown first). */
+const CALL_PREFACE_SHARE = 0.5
+
+/** The call of a tool result, bounded: what it was asked to do (a write's content, a command). */
+function callPreface(call: ShadowMessage, budget: number): string {
+  const room = Math.floor(budget * 4 * CALL_PREFACE_SHARE)
+  const shown = call.text.length > room ? `${call.text.slice(0, room)}\n[… ${call.text.length - room} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
+  return `── called in ${call.shadowId} · ${formatTime(call.time)} UTC · assistant\n${shown}`
+}
+
 export class RecallResolver {
   readonly store: ShadowStoreApi
   readonly scope: RecallScope
@@ -283,17 +293,20 @@ export class RecallResolver {
       } else {
         selector = this.selector(args)
       }
-      const { messages, title, start } = await this.select(selector)
+      const { messages, title, start, call } = await this.select(selector)
       if (cursorText === undefined && start !== undefined) {
         index = start.index
         offset = start.offset
       }
       if (index > messages.length) throw new RecallError('INVALID_INPUT', 'cursor is past the end of this read')
-      const page = renderTranscript(messages, index, offset, budget)
+      // a tool result read by id: its call's arguments first, unless the read shows the call anyway
+      const preface = cursorText === undefined && call !== undefined && !messages.slice(index).some(message => message.seq === call.seq) ? callPreface(call, budget) : undefined
+      const page = renderTranscript(messages, index, offset, preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4)))
       const next = page.nextIndex === null ? null : encodeCursor({ selector, index: page.nextIndex, offset: page.nextOffset })
       const last = page.nextIndex ?? messages.length
       const span = messages.length === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, last + (page.nextOffset > 0 ? 1 : 0))} of ${messages.length}`
       const lines = [`shadow_read ${title}: ${span} (budget ${budget} tokens)`]
+      if (preface !== undefined) lines.push(preface)
       if (page.text.length > 0) lines.push(page.text)
       lines.push(next === null ? '[end]' : `More: shadow_read {"cursor":"${next}"}`)
       const shown = messages.slice(index, last + (page.nextOffset > 0 ? 1 : 0))
@@ -360,7 +373,7 @@ export class RecallResolver {
     return { kind: 'time', from: range.timeFrom ?? 0, to: range.timeTo ?? this.now() }
   }
 
-  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number } }> {
+  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
     switch (selector['kind']) {
       case 'checkpoint': {
         const { checkpointId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
@@ -388,7 +401,8 @@ export class RecallResolver {
         const at = selector['at'] === undefined ? undefined : Number(selector['at'])
         if (at !== undefined && at > center.text.length) throw new RecallError('INVALID_INPUT', `at ${at} is past the end of ${id} (${center.text.length} characters)`)
         const title = at === undefined ? `around ${id}` : `${id} from character ${at}`
-        return { messages: [...earlier.toReversed(), center, ...later], title, ...(at === undefined || at === 0 ? {} : { start: { index: earlier.length, offset: at } }) }
+        const call = await this.store.callOf(center)
+        return { messages: [...earlier.toReversed(), center, ...later], title, ...(at === undefined || at === 0 ? {} : { start: { index: earlier.length, offset: at } }), ...(call === undefined ? {} : { call }) }
       }
       case 'seq': {
         const messages = await this.store.read({ sessionId: this.scope.sessionId }, { fromSeq: Number(selector['from']), toSeq: Number(selector['to']), limit: SEQ_SPAN_MAX })

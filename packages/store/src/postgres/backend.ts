@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -265,7 +265,7 @@ export class PostgresBackend implements ShadowBackend {
     await vacuum(this.connection)
   }
 
-  async reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): Promise<number> {
+  async reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): Promise<number> {
     this.assertWritable('reindex')
     const done = await reindex(this.connection, analyze, progress)
     await this.setMeta('analyzer_version', String(version))
@@ -293,7 +293,7 @@ export class PostgresBackend implements ShadowBackend {
     return (await this.meta(VACUUM_DUE_META)) !== undefined
   }
 
-  async redactStored(redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+  async redactStored(redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
     this.assertWritable('redact stored rows')
     return redactStored(this.connection, redaction, analyze, progress)
   }

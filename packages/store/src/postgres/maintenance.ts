@@ -1,5 +1,5 @@
 /** Retention, vacuum, reindex, stats and the self-check on PostgreSQL. */
-import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
+import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
 import type { StoreStats } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { ROW_BYTES } from './rows.ts'
@@ -43,19 +43,19 @@ export async function vacuum(connection: PgConnection): Promise<void> {
 
 const REINDEX_PAGE = 2_000
 
-export async function reindex(connection: PgConnection, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<number> {
+export async function reindex(connection: PgConnection, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): Promise<number> {
   const total = (await connection.query<{ n: number }>('reindex', 'SELECT count(*)::bigint AS n FROM messages'))[0]?.n ?? 0
   let done = 0
   let after = 0
   for (;;) {
-    const rows = await connection.query<{ id: number; text: Buffer; tag: string; expired_at: number | null }>('reindex',
-      'SELECT m.id, m.text, s.tag, m.expired_at FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REINDEX_PAGE])
+    const rows = await connection.query<{ id: number; text: Buffer; time: number; tag: string; expired_at: number | null }>('reindex',
+      'SELECT m.id, m.text, m.time, s.tag, m.expired_at FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REINDEX_PAGE])
     if (rows.length === 0) break
     const live = rows.filter(row => row.expired_at === null)
-    const views = live.map(row => analyze(Buffer.from(row.text).toString('utf8')))
+    const views = live.map(row => analyze(Buffer.from(row.text).toString('utf8'), Number(row.time)))
     await connection.query('reindex', `
       UPDATE messages m SET words = r.words::tsvector, grams = r.grams FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, words, grams) WHERE m.id = r.id`,
-    [live.map(row => row.id), views.map((view, index) => tsvectorText(view.words, live[index]!.tag)), views.map(view => gramsText(view.grams))])
+    [live.map(row => row.id), views.map((view, index) => tsvectorText(view.words, live[index]!.tag, view.days)), views.map(view => gramsText(view.grams))])
     done += rows.length
     after = rows.at(-1)!.id
     progress?.(done, total)
@@ -123,14 +123,14 @@ async function setMeta(connection: PgConnection, key: string, value: string): Pr
  * entries), checkpoint footers and errors, recall queries. Resumable: the last row done is kept in
  * meta with each batch. VACUUM afterwards (old row versions hold the old text until it runs).
  */
-export async function redactStored(connection: PgConnection, redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
+export async function redactStored(connection: PgConnection, redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
   const total = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages'))[0]?.n ?? 0
   let after = Number((await connection.query<{ value: string }>('redact stored rows', 'SELECT value FROM meta WHERE key = $1', [REDACT_PASS_META]))[0]?.value ?? 0)
   let done = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages WHERE id <= $1', [after]))[0]?.n ?? 0
   let changed = 0
   for (;;) {
-    const rows = await connection.query<{ id: number; text: Buffer; event_json: Buffer; hash: string; expired_at: number | null; tag: string }>('redact stored rows',
-      'SELECT m.id, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REDACT_BATCH])
+    const rows = await connection.query<{ id: number; text: Buffer; time: number; event_json: Buffer; hash: string; expired_at: number | null; tag: string }>('redact stored rows',
+      'SELECT m.id, m.text, m.time, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REDACT_BATCH])
     if (rows.length === 0) break
     changed += await connection.transaction('redact stored rows', async db => {
       let count = 0
@@ -145,10 +145,10 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
           if (json.length > 0 && row.hash !== hash) await db.query('UPDATE messages SET hash = $1 WHERE id = $2', [hash, row.id])
           continue
         }
-        const views = row.expired_at === null ? analyze(redactedText) : { words: '', grams: '' }
+        const views: IndexViews = row.expired_at === null ? analyze(redactedText, Number(row.time)) : { words: '', grams: '' }
         await db.query('UPDATE messages SET text = $1, event_json = $2, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
           Buffer.from(redactedText, 'utf8'), Buffer.from(redactedJson, 'utf8'), redaction.hash(redactedJson),
-          row.expired_at === null ? tsvectorText(views.words, row.tag) : '', gramsText(views.grams), row.id])
+          row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams), row.id])
         count += 1
       }
       await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])

@@ -12,7 +12,8 @@
 import type { FrequencyQuery, IndexQuery, IndexResult } from '../backend.ts'
 import type { PgConnection } from './connection.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
-import { lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
+import { withoutTime } from '../days.ts'
+import { daysQuery, lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
 
 /** Above this many sessions a scope is filtered on the row only, not with scope lexemes in the index query. */
 const SCOPE_LEXEME_LIMIT = 8
@@ -58,12 +59,14 @@ function scopedMatch(segments: IndexQuery['segments'], whole: boolean): boolean 
   return !whole && new Set(segments.map(segment => segment.tag)).size <= SCOPE_LEXEME_LIMIT
 }
 
-function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments'>, whole: boolean, params: Params): string | undefined {
+function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments' | 'referredDays'>, whole: boolean, params: Params): string | undefined {
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
   const scoped = scopedMatch(query.segments, whole)
   if (query.index === 'words') {
-    const terms = termsQuery(query.terms, query.operator)
-    if (terms === undefined) return undefined
+    const matched = termsQuery(query.terms, query.operator)
+    if (matched === undefined) return undefined
+    // rows referring to a day of the window (days.ts): one more GIN intersection
+    const terms = query.referredDays === undefined || query.referredDays.length === 0 ? matched : `(${matched}) & ${daysQuery(query.referredDays)}`
     return `m.words @@ ${params.param(scoped ? `(${terms}) & ${scopeQuery(tags)}` : terms)}::tsquery`
   }
   const patterns = query.terms.filter(term => term.length > 0).map(likePattern)
@@ -77,7 +80,8 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const params = new Params()
   const match = matchSql(query, whole, params)
   if (match === undefined) return { hits: [], windowed: false }
-  const where = `${match} AND ${filterSql(query, params, whole)}`
+  // referring to a day of the window stands in for the time bounds
+  const where = `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
   const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
   const limit = Math.max(1, Math.floor(query.limit))
   // A scoped match is one GIN intersection (term and session lexemes): newest first from that, never

@@ -6,6 +6,7 @@
  * kept lowercased as text for a pg_trgm index that answers substring queries.
  */
 import { stemmer } from 'stemmer'
+import { dayKey } from '../days.ts'
 
 /** Tokens as unicode61 sees them once diacritics are folded: runs of letters and digits. */
 const TOKEN = /[\p{L}\p{N}]+/gu
@@ -42,9 +43,19 @@ function quote(lexeme: string): string {
   return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
 }
 
-/** tsvector input of a row: its word lexemes and its scope lexeme. */
-export function tsvectorText(words: string, tag: string): string {
-  return [...lexemes(words), scopeLexeme(tag)].map(quote).join(' ')
+/** The lexeme of a UTC day a row's time words refer to (days.ts; cannot collide, like the scope's). */
+export function dayLexeme(day: number): string {
+  return `~d:${dayKey(day)}`
+}
+
+/** tsvector input of a row: its word lexemes, its scope lexeme and the days it refers to. */
+export function tsvectorText(words: string, tag: string, days: readonly number[] = []): string {
+  return [...lexemes(words), scopeLexeme(tag), ...days.map(dayLexeme)].map(quote).join(' ')
+}
+
+/** tsquery input matching rows that refer to any of these days. */
+export function daysQuery(days: readonly number[]): string {
+  return `(${days.map(day => quote(dayLexeme(day))).join(' | ')})`
 }
 
 /**

@@ -25,7 +25,7 @@ function columnsOf(rows: readonly PreparedMessage[]): unknown[][] {
   const columns: unknown[][] = COLUMNS.map(() => [])
   for (const row of rows) {
     const values = [row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash,
-      Buffer.from(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag), gramsText(row.grams)]
+      Buffer.from(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag, row.days), gramsText(row.grams)]
     values.forEach((value, index) => columns[index]!.push(value))
   }
   return columns

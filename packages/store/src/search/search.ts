@@ -17,6 +17,8 @@ import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
+import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
+import { windowDays, withoutTime } from '../days.ts'
 
 /** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
 const PAIRING_POOL = 30
@@ -28,10 +30,16 @@ const DF_CAP = 2_000
 export const RANK_WINDOW = 1_000
 /** Rarest query words that get a candidate list of their own. */
 const RARE_LISTS = 6
+/** Translations (glossary.ts) that get a candidate list of their own, rarest first. */
+const BRIDGE_LISTS = 3
 /** A word in under this share of the scope's messages is distinctive (absent words always are)... */
 const DISTINCTIVE_SHARE = 0.05
 /** ...and so is one in at most this many (a small scope makes every present word look common). */
 const DISTINCTIVE_FLOOR = 3
+/** Characters of a partner's snippet (its call, or the question answered), before the winner's own. */
+const PARTNER_SNIPPET = 160
+/** In a partner's passage, a term the winner already holds weighs this share (a tie-breaker). */
+const MATCHED_SHARE = 0.01
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
 function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
@@ -82,29 +90,48 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): Awaitable<IndexResult> =>
     terms.length === 0 ? none : backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true })
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
-  const scopeDf = analyzed.words.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: analyzed.words, cap: DF_CAP}) : []
+  // the query's words in the other language (glossary.ts), counted with the words in one call
+  const bridges = bridgeTerms(analyzed.words, analyzed.literals)
+  const counted = [...analyzed.words, ...bridges.map(bridge => bridge.index)]
+  const frequencies = counted.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: counted, cap: DF_CAP }) : []
+  const scopeDf = frequencies.slice(0, analyzed.words.length)
+  // a translation no message of the scope holds cannot cover anything
+  const present = bridges.map((bridge, index) => ({ bridge, df: frequencies[analyzed.words.length + index] ?? 0 })).filter(entry => entry.df > 0)
+  const bridged = present.toSorted((a, b) => a.df - b.df).slice(0, BRIDGE_LISTS).map(entry => entry.bridge)
   const searched = await backend.countMessages(filter)
   const rare = analyzed.words
     .map((word, index) => ({ word, df: scopeDf[index] ?? 0 }))
     .filter(entry => entry.df > 0 && coverageTerms([entry.word]).length > 0)
     .toSorted((a, b) => a.df - b.df)
     .slice(0, RARE_LISTS)
+  // a time window also takes the messages that refer to one of its days, whenever said (days.ts)
+  const days = windowDays(options.timeFrom, options.timeTo)
+  const referring = days === undefined || analyzed.words.length === 0 ? none
+    : backend.searchIndex({ ...withoutTime(filter), index: 'words', terms: analyzed.words.filter(word => coverageTerms([word]).length > 0), operator: 'or', limit: pool, rankWindow, order: 'newest', light: true, referredDays: days })
   // the lists are independent: a network backend answers them at once
-  const [all, grams, any, ...rareLists] = await Promise.all([
+  const [referred, all, grams, any, ...rareLists] = await Promise.all([
+    referring,
     analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : none,
     list('grams', analyzed.grams, 'or'),
     rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
     ...rare.map(entry => list('words', [entry.word], 'or')),
+    ...bridged.map(bridge => list('words', [bridge.index], 'or')),
   ])
   const lists = [
     { name: 'all', weight: 1, items: all!.hits },
     ...rare.map((entry, index) => ({ name: `rare:${entry.word}`, weight: 1, items: rareLists[index]!.hits })),
+    ...bridged.map((bridge, index) => ({ name: `bridge:${bridge.translation}`, weight: 1, items: rareLists[rare.length + index]!.hits })),
     { name: 'grams', weight: 1, items: grams!.hits },
     ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
+    { name: 'days', weight: 1, items: referred!.hits },
   ]
   const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
-  const terms = coverageTerms(analyzed.words)
-  const weights = scopeWeights(terms, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
+  const own = coverageTerms(analyzed.words)
+  const weights = scopeWeights(own, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
+  // translations cover part of their original's weight: extra terms, lighter than the words
+  const bridgeWeight = bridgeWeights(present.map(entry => entry.bridge), own, weights)
+  const terms = [...own, ...[...bridgeWeight.keys()].filter(term => !own.includes(term))]
+  for (const [term, weight] of bridgeWeight) if (!own.includes(term)) weights.set(term, weight)
   // Pair for the leading candidates only: pairing reads a partner row each, and a candidate far
   // down on its own coverage does not reach the top by its partner.
   const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
@@ -139,7 +166,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
-  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known)
+  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -160,7 +187,9 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
   if (partner === undefined) return { passage, snippet: own.text, matched: own.matched }
   const other = scanTerms(partner.text, terms)
   if (!other.covered.some((covered, index) => covered && scan.covered[index] !== true)) return { passage, snippet: own.text, matched: own.matched }
-  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, weights), other, literals, 160)
+  // the partner's passage is where it says what the winner does not (a write's value, not its path)
+  const lacking = new Map(terms.map((term, index) => [term, (weights.get(term) ?? 1) * (scan.covered[index] === true ? MATCHED_SHARE : 1)]))
+  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, lacking, PARTNER_SNIPPET * 2), other, literals, PARTNER_SNIPPET)
   return { passage, snippet: `${theirs.text} → ${own.text}`, matched: [...new Set([...theirs.matched, ...own.matched])] }
 }
 
@@ -168,7 +197,7 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
   const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
@@ -184,11 +213,14 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   const scopeTotal = Math.max(1, searched)
   // each hit (with its call or question) scanned once for every reported word
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
+  // a word's translations in scope (glossary.ts): a hit holding one answers the word too
+  const translationsOf = (word: string): BridgeTerm[] => bridges.filter(bridge => (CJK.test(word) ? word.includes(bridge.source) || bridge.source.includes(word) : bridge.source === word))
+  const scanned = [...new Set([...stems, ...bridges.map(bridge => bridge.scan)])]
   const hitScans = hits.map(hit => {
-    const covered = stems.map(() => false)
+    const covered = new Set<string>()
     for (const text of [hit.message.text, hit.call?.text, hit.question?.text]) {
       if (text === undefined) continue
-      scanTerms(text, stems).covered.forEach((found, index) => { if (found) covered[index] = true })
+      scanTerms(text, scanned).covered.forEach((found, index) => { if (found) covered.add(scanned[index]!) })
     }
     return covered
   })
@@ -199,8 +231,13 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
       const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
       inScope = found.hits.length === 0 ? 0 : inScope
     }
-    const inHits = hitScans.filter(covered => covered[words.indexOf(word)] === true).length
-    report.push({ term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE })
+    const translations = translationsOf(word)
+    const own = stems[words.indexOf(word)]!
+    const inHits = hitScans.filter(covered => covered.has(own) || translations.some(bridge => covered.has(bridge.scan))).length
+    report.push({
+      term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE,
+      ...(translations.length === 0 ? {} : { translations: [...new Set(translations.map(bridge => bridge.translation))] }),
+    })
   }
   return report
 }

@@ -46,6 +46,8 @@ export interface QueryTermReport {
   readonly inHits: number
   /** Rare in scope or absent: a word that makes the question specific. */
   readonly distinctive: boolean
+  /** Its translations (glossary, en↔zh) that messages of the scope hold; `inHits` counts them too. */
+  readonly translations?: readonly string[]
 }
 
 /** Several hits state a value for the same thing: the statements in time order. */

@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -128,13 +128,13 @@ export class SqliteBackend implements ShadowBackend {
   searchIndex(query: IndexQuery): IndexResult { return search.searchIndex(this.conn, query) }
   documentFrequencies(query: FrequencyQuery): number[] { return search.documentFrequencies(this.conn, query) }
 
-  reindex(analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
+  reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): number {
     return maintenance.reindex(this.conn, analyze, version, progress)
   }
   redactionPending(): boolean { return maintenance.redactionPending(this.conn) }
   markRedactionPending(): void { maintenance.markRedactionPending(this.conn) }
   rowHashesCurrent(): boolean { return maintenance.rowHashesCurrent(this.conn) }
-  redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
+  redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
     return maintenance.redactStored(this.conn, redaction, analyze, progress)
   }
   setWritable(writable: boolean): void { maintenance.setWritable(this.conn, writable) }

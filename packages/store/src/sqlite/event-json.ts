@@ -5,7 +5,7 @@
  * text verbatim is deflated with the text as the dictionary (same saving, slower). Rows written
  * before schema v4 hold the plain JSON as TEXT and are read as they are.
  *
- * Schema v5 (`TOKENIZED`) also replaces the fixed pieces of dsh's event JSON (keys, event types,
+ * Schema v6 (`TOKENIZED`) also replaces the fixed pieces of dsh's event JSON (keys, event types,
  * the row's own ISO time) by single control bytes, which JSON text never holds unescaped: a
  * lookup table, no compressor state, ~2 µs a row either way. JSON that holds a control byte
  * keeps the v4 form.

@@ -5,7 +5,9 @@
  * walk of every match joined to its row.
  */
 import { createHash } from 'node:crypto'
+import type { IndexViews } from '../backend.ts'
 import type { SqliteConnection } from './connection.ts'
+import { dropDays, storeDays } from './days.ts'
 
 const tokens = new Map<string, string>()
 
@@ -34,13 +36,19 @@ export interface IndexTables {
 
 export const LIVE_INDEX: IndexTables = { words: 'messages_words', grams: 'messages_grams' }
 
-export function indexMessage(conn: SqliteConnection, id: number, views: { readonly words: string; readonly grams: string }, tag: string, tables: IndexTables = LIVE_INDEX): void {
+/**
+ * A message's index entries. The days it refers to (sqlite/days.ts) belong to the live index only:
+ * a reindex rebuilds the two FTS tables beside them and leaves the days as they are.
+ */
+export function indexMessage(conn: SqliteConnection, id: number, views: IndexViews, tag: string, tables: IndexTables = LIVE_INDEX): void {
   const scope = scopeToken(tag)
   conn.stmt(`INSERT INTO ${tables.words}(rowid, body) VALUES (?, ?)`).run(id, `${views.words}\n${scope}`)
   if (views.grams.length > 0) conn.stmt(`INSERT INTO ${tables.grams}(rowid, body) VALUES (?, ?)`).run(id, `${scope}\n${views.grams}`)
+  if (tables === LIVE_INDEX && views.days !== undefined) storeDays(conn, id, views.days)
 }
 
 export function unindexMessage(conn: SqliteConnection, id: number, tables: IndexTables = LIVE_INDEX): void {
   conn.stmt(`DELETE FROM ${tables.words} WHERE rowid = ?`).run(id)
   conn.stmt(`DELETE FROM ${tables.grams} WHERE rowid = ?`).run(id)
+  if (tables === LIVE_INDEX) dropDays(conn, id)
 }

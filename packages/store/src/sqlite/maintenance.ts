@@ -1,5 +1,5 @@
 /** Maintenance SQL: index rebuilds, stats, retention, vacuum, integrity. */
-import type { RetentionCandidate, RetentionUsage } from '../backend.ts'
+import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -57,7 +57,7 @@ export function dropRebuild(conn: SqliteConnection): void {
  * half-built tables are dropped at the next open or rebuild). Rows other connections write while
  * it runs are noted by triggers and indexed afresh in the swap.
  */
-export function reindex(conn: SqliteConnection, analyze: (text: string) => { words: string; grams: string }, version: number, progress?: (done: number, total: number) => void): number {
+export function reindex(conn: SqliteConnection, analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): number {
   return conn.guard('reindex', () => {
     const pending = pendingRebuild(conn)
     if (pending?.alive === true && pending.pid !== process.pid) {
@@ -76,9 +76,9 @@ export function reindex(conn: SqliteConnection, analyze: (text: string) => { wor
       conn.setMeta(REBUILD_META, JSON.stringify({ pid: process.pid, startedAt: Date.now() }))
     })
     const index = (row: Row): void => {
-      indexMessage(conn, row['id'] as number, analyze(decodeText(row['text'])), row['tag'] as string, REBUILD_INDEX)
+      indexMessage(conn, row['id'] as number, analyze(decodeText(row['text']), row['time'] as number), row['tag'] as string, REBUILD_INDEX)
     }
-    const rowsSql = 'SELECT m.id, m.text, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
+    const rowsSql = 'SELECT m.id, m.text, m.time, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
     const page = conn.db.prepare(`${rowsSql} WHERE m.id > ? ORDER BY m.id LIMIT ${REBUILD_BATCH}`)
     let done = 0
     let after = 0
@@ -155,7 +155,7 @@ export function markRedactionPending(conn: SqliteConnection): void {
  * A vacuum that cannot run now (another connection reading, no room for the copy) does not fail
  * the open: it stays due, `integrityCheck` says so, and the next `vacuum()` does it.
  */
-export function redactStored(conn: SqliteConnection, redaction: StoredRedaction, analyze: (text: string) => { words: string; grams: string }, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
+export function redactStored(conn: SqliteConnection, redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
   return conn.guard('redact stored rows', () => {
     const total = (conn.db.prepare('SELECT count(*) AS n FROM messages').get() as Row)['n'] as number
     let after = Number(conn.meta(REDACT_PASS_META) ?? 0)
@@ -185,7 +185,7 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
           const packed = redactedJson.length === 0 ? redactedJson : packEventJson(redactedJson, redactedText, row['time'] as number)
           update.run(encodeText(redactedText), packed, Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), id)
           unindexMessage(conn, id)
-          if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText), row['tag'] as string)
+          if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText, row['time'] as number), row['tag'] as string)
           changed += 1
         }
         after = rows.at(-1)!['id'] as number

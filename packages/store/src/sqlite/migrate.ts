@@ -1,6 +1,7 @@
 /** Schema upgrades on a writable open, and the version check of a read-only one. */
 import { ShadowStoreError } from '../errors.ts'
 import type { SqliteConnection } from './connection.ts'
+import { referredDays } from '../days.ts'
 import { packEventJson } from './event-json.ts'
 import { decodeText, type Row } from './rows.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
@@ -16,6 +17,8 @@ export function migrate(conn: SqliteConnection): void {
     const plain = typeof json === 'string' ? json : decodeText(json)
     return plain.length === 0 ? '' : packEventJson(plain, decodeText(text))
   })
+  // v5 fills message_days from each message's text and time
+  conn.db.function('referred_days', { deterministic: true }, (text, time) => JSON.stringify(referredDays(decodeText(text), Number(time))))
   conn.transaction(() => {
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue

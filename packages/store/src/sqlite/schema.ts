@@ -26,6 +26,19 @@ export function indexTablesSql(words: string, grams: string): string {
 
 export const INDEX_TABLES_SQL = indexTablesSql('messages_words', 'messages_grams')
 
+/**
+ * v5: the days a message's time words refer to, other than its own (days.ts, sqlite/days.ts): rows
+ * only for messages that have such words. Keyed by day for the search, by id for deletes.
+ */
+export const DAYS_TABLE_SQL = `
+  CREATE TABLE message_days (
+    day INTEGER NOT NULL,
+    id  INTEGER NOT NULL,
+    PRIMARY KEY (day, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX message_days_id ON message_days(id);
+`
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -167,10 +180,20 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // Each message's referred days (issue 11): derived from the stored text and time by
+    // referred_days (registered by the migration, days.ts); the FTS tables are untouched.
+    version: 5,
+    sql: `
+      ${DAYS_TABLE_SQL}
+      INSERT OR IGNORE INTO message_days(day, id)
+        SELECT j.value, m.id FROM messages m, json_each(referred_days(m.text, m.time)) j WHERE m.expired_at IS NULL;
+    `,
+  },
+  {
     // Event JSON format 3 (event-json.ts): new rows store dsh's fixed JSON pieces and the row's
     // own time as single bytes. Rows already stored keep their format (each row says which);
     // the version only keeps older code, which cannot read format 3, from opening the file.
-    version: 5,
+    version: 6,
     sql: `SELECT 1;`,
   },
 ]

@@ -12,6 +12,7 @@ import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexQuery, type IndexR
 import { unboundedSessions } from '../filter.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
+import { searchReferring } from './days.ts'
 import { scopeToken } from './index-rows.ts'
 import { CANDIDATE_COLUMNS, decodeText, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
 import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
@@ -27,6 +28,8 @@ const GRAMS_MIN_BATCH = 32
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
+  // rows referring to a day of the window (days.ts): a lookup of its own
+  if (query.referredDays !== undefined) return conn.guard('search', () => withTokenFallback(query.index, split => searchReferring(conn, query, split)))
   return conn.guard('search', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = wholeStore(conn, query.segments)

@@ -115,15 +115,10 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
 export function forgetSessions(conn: SqliteConnection, sessionIds: readonly string[]): ForgetCounts {
   return conn.guard('forget sessions', () => conn.transaction(() => {
     const ids = conn.stmt('SELECT id FROM messages WHERE session_id = ?')
-    const deleteWords = conn.stmt('DELETE FROM messages_words WHERE rowid = ?')
-    const deleteGrams = conn.stmt('DELETE FROM messages_grams WHERE rowid = ?')
     const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
     for (const sessionId of sessionIds) {
       // contentless FTS5 rows can only be deleted by rowid, before the messages go
-      for (const row of ids.all(sessionId) as Row[]) {
-        deleteWords.run(row['id'] as number)
-        deleteGrams.run(row['id'] as number)
-      }
+      for (const row of ids.all(sessionId) as Row[]) unindexMessage(conn, row['id'] as number)
       conn.stmt('DELETE FROM message_calls WHERE session_id = ?').run(sessionId)
       counts.messages += Number(conn.stmt('DELETE FROM messages WHERE session_id = ?').run(sessionId).changes)
       counts.checkpoints += Number(conn.stmt('DELETE FROM checkpoints WHERE session_id = ?').run(sessionId).changes)
