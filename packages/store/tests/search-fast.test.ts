@@ -120,7 +120,8 @@ describe('schema v6 (event JSON format 3)', () => {
     head[0] = 1
     head.writeUInt32BE(Buffer.byteLength(first.eventJson.slice(0, at)), 1)
     raw.prepare('UPDATE messages SET event_json = ?').run(Buffer.concat([head, Buffer.from(first.eventJson.slice(0, at) + first.eventJson.slice(at + escaped.length))]))
-    raw.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    // (a v4 file has no message_days either: v5 adds it)
+    raw.exec("DROP TABLE message_days; UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     raw.close()
     const reopened = await ShadowStore.open(path)
     expect((await reopened.stats()).schemaVersion).toBe(SCHEMA_VERSION)
