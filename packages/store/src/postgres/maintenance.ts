@@ -63,6 +63,14 @@ export async function reindex(connection: PgConnection, analyze: (text: string) 
   return done
 }
 
+/** Bytes of the store's tables with their indexes and TOAST. */
+export async function storeBytes(connection: PgConnection): Promise<number> {
+  const [row] = await connection.query<{ bytes: number }>('measure store', `
+    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND c.relname = ANY($2::text[])`, [connection.location.schema, [...PG_TABLES]])
+  return row?.bytes ?? 0
+}
+
 export async function stats(connection: PgConnection, analyzerVersion: number): Promise<Omit<StoreStats, 'path'>> {
   const [row] = await connection.query<Record<string, number>>('stats', `
     SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM messages)::bigint AS messages,

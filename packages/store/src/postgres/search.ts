@@ -11,6 +11,7 @@
  */
 import type { FrequencyQuery, IndexQuery, IndexResult } from '../backend.ts'
 import type { PgConnection } from './connection.ts'
+import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
 import { lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
 
@@ -72,6 +73,39 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
   return scoped ? `${grams} AND m.words @@ ${params.param(scopeQuery(tags))}::tsquery` : grams
 }
 
+/** Newest rows of the store examined one by one before the index is asked bucket by bucket. */
+const RECENT_WALK = 2_000
+
+/**
+ * SQL for the ids of the newest `limit` rows matching `where` (alias `m`), newest first, with a
+ * cost bounded whatever the terms' frequencies, in one statement:
+ *
+ * - scoped (the session lexemes are in the match): one GIN intersection of term and scope
+ *   entries, sorted; its size is bounded by the scope's rows, never by the store's;
+ * - store-wide: first the newest RECENT_WALK rows are checked one by one (a common term is
+ *   answered there: a few thousand rows, never a backwards walk through the whole id index until
+ *   `limit` matches turn up); then, only when that did not find `limit`, the text index is asked
+ *   bucket by bucket from the newest (the bucket is the index's second key, schema v2), each
+ *   probe an intersection of the terms with one bucket's 65k rows, stopping as soon as `limit`
+ *   are found. A sparse combination costs one cheap probe per bucket; no plan sorts every match
+ *   of a common word or walks the id index past millions of rows.
+ */
+function newestIds(where: string, scoped: boolean, limit: string, params: Params): string {
+  // `+ 0`: the planner must not walk the id index backwards through other sessions' rows
+  if (scoped) return `SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}`
+  const walk = params.param(RECENT_WALK)
+  return `
+    WITH recent AS MATERIALIZED (
+      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${walk}) m
+    ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM recent)
+    (SELECT id FROM recent WHERE hit ORDER BY id DESC)
+    UNION ALL
+    (SELECT x.id FROM edge CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
+      CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x
+      WHERE edge.n >= ${walk})
+    LIMIT ${limit}`
+}
+
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
   if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
   const params = new Params()
@@ -80,11 +114,11 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const where = `${match} AND ${filterSql(query, params, whole)}`
   const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
   const limit = Math.max(1, Math.floor(query.limit))
-  // A scoped match is one GIN intersection (term and session lexemes): newest first from that, never
-  // by walking the id index backwards through other sessions' rows (`+ 0` keeps the planner off it).
-  const newest = scopedMatch(query.segments, whole) ? 'm.id + 0 DESC' : 'm.id DESC'
+  const scoped = scopedMatch(query.segments, whole)
   if (query.order === 'newest' || query.index === 'grams') {
-    const rows = await connection.query('search', `SELECT ${columns} FROM messages m WHERE ${where} ORDER BY ${newest} LIMIT ${params.param(limit)}`, params.values)
+    const rows = await connection.search('search', `
+      WITH picked AS (${newestIds(where, scoped, params.param(limit), params)})
+      SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
   // weights: rarer terms count for more (ln of inverse frequency, as bm25's idf)
@@ -94,11 +128,11 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const n = Math.max(1, await total())
   const weights = frequencies.map(df => Math.log(1 + (n - Math.min(df, n) + 0.5) / (Math.min(df, n) + 0.5)))
   const window = Number.isFinite(query.rankWindow) ? Math.max(1, Math.floor(query.rankWindow)) : null
-  const windowSql = window === null ? '' : `LIMIT ${params.param(window)}`
+  const newestSql = window === null ? `SELECT m.id FROM messages m WHERE ${where}` : newestIds(where, scoped, params.param(window), params)
   const termList = params.param(terms)
   const weightList = params.param(weights)
-  const rows = await connection.query(`search`, `
-    WITH hits AS (SELECT m.id, m.words FROM messages m WHERE ${where} ORDER BY ${newest} ${windowSql}),
+  const rows = await connection.search('search', `
+    WITH picked AS (${newestSql}), hits AS (SELECT m.id, m.words FROM picked p JOIN messages m ON m.id = p.id),
     scored AS (
       SELECT h.id, (SELECT coalesce(sum(t.weight), 0) FROM unnest(${termList}::tsquery[], ${weightList}::float8[]) AS t(term, weight) WHERE h.words @@ t.term) AS score,
         count(*) OVER () AS matched
@@ -123,7 +157,7 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
     && set.every(lexeme => (stats.common.get(lexeme) ?? 0) * stats.rows >= limit * 1.5)
   const wanted = terms.map((set, index) => ({ lexemes: set, index })).filter(entry => !known(entry.lexemes))
   if (wanted.length === 0) return counts
-  const rows = await connection.query<{ i: number; n: number }>('count terms', `
+  const rows = await connection.search<{ i: number; n: number }>('count terms', `
     SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.words @@ (CASE WHEN $3::text IS NULL THEN t.q ELSE t.q && $3::tsquery END) LIMIT $2) x) AS n
     FROM unnest($1::tsquery[]) WITH ORDINALITY AS t(q, i)`, [wanted.map(entry => lexemeQuery(entry.lexemes)), limit, scope ?? null])
   for (const row of rows) counts[wanted[row.i - 1]!.index] = row.n
@@ -135,13 +169,16 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
   const scope = whole || query.global === true || tags.length > SCOPE_LEXEME_LIMIT ? undefined : scopeQuery(tags)
   if (query.index === 'grams') {
-    const counts: number[] = []
-    for (const term of query.terms) {
-      const params = new Params()
-      const scoped = scope === undefined ? '' : ` AND m.words @@ ${params.param(scope)}::tsquery`
-      const rows = await connection.query<{ n: number }>('count terms', `SELECT count(*)::int AS n FROM (SELECT 1 FROM messages m WHERE m.grams LIKE ${params.param(likePattern(term))}${scoped} LIMIT ${params.param(Math.max(1, Math.floor(query.cap)))}) x`, params.values)
-      counts.push(rows[0]?.n ?? 0)
-    }
+    // every term in one round trip, each counted up to the cap
+    const params = new Params()
+    const scoped = scope === undefined ? '' : ` AND m.words @@ ${params.param(scope)}::tsquery`
+    const patterns = params.param(query.terms.map(likePattern))
+    const cap = params.param(Math.max(1, Math.floor(query.cap)))
+    const rows = await connection.search<{ i: number; n: number }>('count terms', `
+      SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p${scoped} LIMIT ${cap}) x) AS n
+      FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i)`, params.values)
+    const counts = query.terms.map(() => 0)
+    for (const row of rows) counts[row.i - 1] = row.n
     return counts
   }
   const sets = query.terms.map(lexemes)
