@@ -120,6 +120,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     version: 2,
     sql: `
       ALTER TABLE messages ADD COLUMN bucket bigint GENERATED ALWAYS AS (id >> 16) STORED;
+      -- event JSON is stored without its copy of the text (rows.ts); retention counts the JSON as given
+      ALTER TABLE messages ADD COLUMN event_bytes bigint;
       DROP INDEX IF EXISTS messages_words;
       DROP INDEX IF EXISTS messages_grams;
       {text_indexes}
