@@ -133,4 +133,29 @@ describe('ShadowStore on PostgreSQL', () => {
       await store.close()
     }
   })
+  it('upgrades a schema-1 store: id buckets and text indexes rebuilt, words re-stemmed by the store\'s Porter, rows kept', async () => {
+    const location = target.server().storeDsn('upgrade_one')
+    const store = await ShadowStore.open(location)
+    await store.append([message('u1', 1, 'the connections were failing under load'), message('u1', 2, 'plain words only')])
+    await store.close()
+    // back to schema 1 as it was: no bucket or event_bytes columns, single-key text indexes,
+    // lexemes from another stemmer (a mark no Porter stem has)
+    await target.sql(`
+      DROP INDEX upgrade_one.messages_words; DROP INDEX upgrade_one.messages_grams;
+      ALTER TABLE upgrade_one.messages DROP COLUMN bucket, DROP COLUMN event_bytes;
+      CREATE INDEX messages_words ON upgrade_one.messages USING gin (words);
+      CREATE INDEX messages_grams ON upgrade_one.messages USING gin (grams public.gin_trgm_ops);
+      UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
+      UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
+    const upgraded = await ShadowStore.open(location)
+    expect((await upgraded.stats()).schemaVersion).toBe(2)
+    expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
+    const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
+    expect(lexemes[0]!['n']).toBe(0)
+    expect((await upgraded.search('connection failed', { sessionId: 'u1' })).hits[0]!.message.seq).toBe(1)
+    const indexes = await target.sql("SELECT indexdef FROM pg_indexes WHERE schemaname = 'upgrade_one' AND indexname IN ('messages_words', 'messages_grams') ORDER BY indexname")
+    expect(indexes.map(row => String(row['indexdef']))).toEqual([expect.stringContaining('gin_trgm_ops, bucket)'), expect.stringContaining('(words, bucket)')])
+    expect(await upgraded.integrityCheck()).toEqual([])
+    await upgraded.close()
+  })
 })
