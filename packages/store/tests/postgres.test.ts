@@ -154,7 +154,7 @@ describe('ShadowStore on PostgreSQL', () => {
     expect(lexemes[0]!['n']).toBe(0)
     expect((await upgraded.search('connection failed', { sessionId: 'u1' })).hits[0]!.message.seq).toBe(1)
     const indexes = await target.sql("SELECT indexdef FROM pg_indexes WHERE schemaname = 'upgrade_one' AND indexname IN ('messages_words', 'messages_grams') ORDER BY indexname")
-    expect(indexes.map(row => String(row['indexdef']))).toEqual([expect.stringContaining('gin_trgm_ops, bucket)'), expect.stringContaining('(words, bucket)')])
+    expect(indexes.map(row => String(row['indexdef']))).toEqual([expect.stringContaining('gin_trgm_ops, bucket, session_id)'), expect.stringContaining('(words, bucket)')])
     expect(await upgraded.integrityCheck()).toEqual([])
     await upgraded.close()
   })

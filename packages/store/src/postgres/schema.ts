@@ -115,7 +115,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   {
     // Bounded newest-first lists (search.ts): each row carries its id bucket, and both text
     // indexes hold it as a second key (btree_gin), so "the newest matches" is answered bucket by
-    // bucket from the index instead of by walking the id index or sorting every match. The words
+    // bucket from the index instead of by walking the id index or sorting every match; the grams
+    // index also holds the session, so a session's substring match is one GIN scan. The words
     // lexemes are now stemmed by the store's own Porter module: reindexed on open.
     version: 2,
     sql: `
@@ -139,7 +140,7 @@ export const BUCKET_BITS = 16
  */
 export const TEXT_INDEXES_SQL = `
   CREATE INDEX IF NOT EXISTS messages_words ON messages USING gin (words, bucket);
-  CREATE INDEX IF NOT EXISTS messages_grams ON messages USING gin (grams {trgm}.gin_trgm_ops, bucket);`
+  CREATE INDEX IF NOT EXISTS messages_grams ON messages USING gin (grams {trgm}.gin_trgm_ops, bucket, session_id);`
 export const TEXT_INDEX_NAMES = ['messages_words', 'messages_grams'] as const
 
 /** A migration's statements with the extension schemas and shared DDL filled in. */

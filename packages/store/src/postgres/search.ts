@@ -69,12 +69,21 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
   }
   const patterns = query.terms.filter(term => term.length > 0).map(likePattern)
   if (patterns.length === 0) return undefined
-  const grams = `m.grams LIKE ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
-  return scoped ? `${grams} AND m.words @@ ${params.param(scopeQuery(tags))}::tsquery` : grams
+  // scoped: the session filter (filterSql) is the grams index's third key, one GIN scan; adding
+  // the scope lexeme would make the planner intersect two indexes and recheck every session row
+  return `m.grams LIKE ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
 }
 
 /** Newest rows of the store examined one by one before the index is asked bucket by bucket. */
 const RECENT_WALK = 2_000
+
+/**
+ * How a store-wide newest-first list starts: `walk` checks the newest RECENT_WALK rows one by one
+ * first (right for a term in more than limit/RECENT_WALK of the rows: it ends there), `probe` goes
+ * to the index at once (right for anything rarer; reading 2,000 rows' lexemes is most of such a
+ * list's cost).
+ */
+type Start = 'walk' | 'probe'
 
 /**
  * SQL for the ids of the newest `limit` rows matching `where` (alias `m`), newest first, with a
@@ -82,17 +91,20 @@ const RECENT_WALK = 2_000
  *
  * - scoped (the session lexemes are in the match): one GIN intersection of term and scope
  *   entries, sorted; its size is bounded by the scope's rows, never by the store's;
- * - store-wide: first the newest RECENT_WALK rows are checked one by one (a common term is
- *   answered there: a few thousand rows, never a backwards walk through the whole id index until
- *   `limit` matches turn up); then, only when that did not find `limit`, the text index is asked
- *   bucket by bucket from the newest (the bucket is the index's second key, schema v2), each
- *   probe an intersection of the terms with one bucket's 65k rows, stopping as soon as `limit`
- *   are found. A sparse combination costs one cheap probe per bucket; no plan sorts every match
- *   of a common word or walks the id index past millions of rows.
+ * - store-wide: (`walk`) the newest RECENT_WALK rows checked one by one (a common term is
+ *   answered there: never a backwards walk through the whole id index until `limit` matches turn
+ *   up); then, or at once (`probe`), the text index asked bucket by bucket from the newest (the
+ *   bucket is the index's second key, schema v2), each probe an intersection of the terms with one
+ *   bucket's 65k rows, stopping as soon as `limit` are found. A sparse combination costs one cheap
+ *   probe per bucket; no plan sorts every match of a common word.
  */
-function newestIds(where: string, scoped: boolean, limit: string, params: Params): string {
+function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk'): string {
   // `+ 0`: the planner must not walk the id index backwards through other sessions' rows
   if (scoped) return `SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}`
+  const probes = (edge: string): string => `
+    SELECT x.id FROM ${edge} CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
+      CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x`
+  if (start === 'probe') return `${probes('(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge')} LIMIT ${limit}`
   const walk = params.param(RECENT_WALK)
   return `
     WITH recent AS MATERIALIZED (
@@ -100,10 +112,37 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
     ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM recent)
     (SELECT id FROM recent WHERE hit ORDER BY id DESC)
     UNION ALL
-    (SELECT x.id FROM edge CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
-      CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x
-      WHERE edge.n >= ${walk})
+    (${probes('edge')} WHERE edge.n >= ${walk})
     LIMIT ${limit}`
+}
+
+/**
+ * A substring's tokens that are whole tokens wherever it occurs (all but its first and last:
+ * "payments/refund.ts" is in no row without the word "refund"), analysed as words.
+ */
+function innerWords(substring: string): string[] {
+  return [...substring.matchAll(/[\p{L}\p{N}]+/gu)].slice(1, -1).map(match => match[0])
+}
+
+/**
+ * Walk first only when the terms may be common enough to fill the list from the newest rows, by
+ * ANALYZE's statistics of the words column (a lexeme it does not list is rarer than every one it
+ * lists). A substring is at most as common as its rarest inner word; one without inner words has
+ * no statistics and walks first.
+ */
+async function startOf(connection: PgConnection, query: IndexQuery, limit: number): Promise<Start> {
+  const stats = await wordStats(connection)
+  if (stats.rows < STATS_MIN_ROWS) return 'walk'
+  const wordShare = (word: string): number => Math.min(...lexemes(word).map(lexeme => stats.common.get(lexeme) ?? stats.floor))
+  const share = (term: string): number => {
+    const words = query.index === 'words' ? [term] : innerWords(term)
+    const known = words.filter(word => lexemes(word).length > 0)
+    return known.length === 0 ? 1 : Math.min(...known.map(wordShare))
+  }
+  const shares = query.terms.filter(term => term.length > 0).map(share)
+  if (shares.length === 0) return 'walk'
+  const matching = query.operator === 'and' ? Math.min(...shares) : shares.reduce((sum, value) => sum + value, 0)
+  return matching * RECENT_WALK >= limit ? 'walk' : 'probe'
 }
 
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
@@ -117,7 +156,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const scoped = scopedMatch(query.segments, whole)
   if (query.order === 'newest' || query.index === 'grams') {
     const rows = await connection.search('search', `
-      WITH picked AS (${newestIds(where, scoped, params.param(limit), params)})
+      WITH picked AS (${newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))})
       SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
@@ -128,7 +167,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const n = Math.max(1, await total())
   const weights = frequencies.map(df => Math.log(1 + (n - Math.min(df, n) + 0.5) / (Math.min(df, n) + 0.5)))
   const window = Number.isFinite(query.rankWindow) ? Math.max(1, Math.floor(query.rankWindow)) : null
-  const newestSql = window === null ? `SELECT m.id FROM messages m WHERE ${where}` : newestIds(where, scoped, params.param(window), params)
+  const newestSql = window === null ? `SELECT m.id FROM messages m WHERE ${where}` : newestIds(where, scoped, params.param(window), params, scoped ? 'walk' : await startOf(connection, query, window))
   const termList = params.param(terms)
   const weightList = params.param(weights)
   const rows = await connection.search('search', `
