@@ -4,8 +4,11 @@
  * One stream of the shared synthetic corpus (bench/corpus.ts, sessions of 10k messages) is loaded
  * through the real store path (`store.append`, analyzer included) into a PostgreSQL store on a
  * real server started here (loopback, temp data dir, fsync on) and into a SQLite file, batch by
- * batch, up to each size (PostgreSQL: BENCH_SCALE_SIZES, default 1M,3M,10M; SQLite: 1M). At each
- * size, per backend:
+ * batch, up to the first size (SQLite: 1M). PostgreSQL loads in bulk mode (its two text indexes
+ * dropped during the load and built once after it, `PostgresBackend.beginBulkLoad`); sizes past
+ * what was generated (BENCH_SCALE_SIZES, default 1M,3M,10M) are reached by copying the generated
+ * sessions server-side into new sessions with later times (`BulkLoad.copySession`: the same text,
+ * so every term keeps its rate; a planted needle appears once per copy). At each size, per backend:
  *  - search latency p50/p99 per query class (store-wide classes search every session, the
  *    session class one session and its lineage — what the model's tools do by default) in three
  *    conditions: idle, while 1 writer process appends, while 4 writer processes append (the same
@@ -13,13 +16,16 @@
  *  - ingest rate of the bulk load (one process) and of the 1- and 4-writer phases;
  *  - lost: messages the writers were sent that the store does not hold (stored count vs expected);
  *  - bytes per message (database size incl. indexes / messages) and per text byte.
- * Before each size it checks free disk (estimated bytes/msg from what is already stored) and stops
- * at the largest size that fits, saying so. Sizes are cumulative: the 3M store is the 1M one grown.
+ * Before each size it checks free disk (estimated bytes/msg from what is already stored, within
+ * BENCH_SCALE_DISK_GB, default 35) and stops at the largest size that fits, saying so; so does a
+ * size that would start after BENCH_SCALE_DEADLINE_MIN minutes (default none). Sizes are
+ * cumulative: the 3M store is the 1M one grown.
  *
  * Ends with `RESULT scale backend=postgres messages=<largest PG size> p99_ms=<worst class p99 with 4
  * writers> writers=4 lost=<n> bytes_per_msg=<n>`.
  *
- * Env: BENCH_SCALE_SIZES, BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
+ * Env: BENCH_SCALE_SIZES, BENCH_SCALE_GENERATE (messages generated through the analyzer, default
+ * the smallest size), BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
  * BENCH_SCALE_EXTRA (messages the writers add per phase, default 20000), BENCH_SCALE_REPS (idle
  * runs per query, default 5).
  */
@@ -28,9 +34,9 @@ import { mkdtempSync, rmSync, statfsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ShadowStore, SqliteBackend, type SearchOptions, type ShadowMessageInput } from '@dsh-shadow/store'
+import { PostgresBackend, ShadowStore, SqliteBackend, type SearchOptions, type ShadowMessageInput } from '@dsh-shadow/store'
 import { startPostgres } from '@dsh-shadow/testing'
-import { CLASSES, Generator, sessionId } from './corpus.ts'
+import { CLASSES, Generator, SESSION_SIZE, sessionId } from './corpus.ts'
 import { percentile, printTable, result } from './report.ts'
 
 const started = performance.now()
@@ -38,6 +44,9 @@ const PG_SIZES = (process.env['BENCH_SCALE_SIZES'] ?? '1000000,3000000,10000000'
 const SQLITE_SIZE = Number(process.env['BENCH_SCALE_SQLITE'] ?? 1_000_000)
 const EXTRA = Number(process.env['BENCH_SCALE_EXTRA'] ?? 20_000)
 const REPS = Math.max(3, Number(process.env['BENCH_SCALE_REPS'] ?? 5))
+const GENERATE = Number(process.env['BENCH_SCALE_GENERATE'] ?? PG_SIZES[0] ?? 1_000_000)
+const DISK_BUDGET = Number(process.env['BENCH_SCALE_DISK_GB'] ?? 35) * 1e9
+const DEADLINE_MIN = Number(process.env['BENCH_SCALE_DEADLINE_MIN'] ?? Number.POSITIVE_INFINITY)
 const BATCH = 2_000
 const LIMIT = 10
 /** Before anything is stored: a generous guess (PostgreSQL with WAL), replaced by the measured figure. */
@@ -50,9 +59,10 @@ const pg = await ShadowStore.open(server.storeDsn('scale'))
 const lite = SQLITE_SIZE > 0 ? await ShadowStore.open(join(dir, 'scale.db')) : undefined
 const targets = [{ name: 'postgres', store: pg, location: server.storeDsn('scale') }, ...(lite === undefined ? [] : [{ name: 'sqlite', store: lite, location: join(dir, 'scale.db') }])]
 
-function freeBytes(): number {
+/** What this run may still write: the disk's free space, within the budget (counting what the server already holds). */
+function freeBytes(used = 0): number {
   const stats = statfsSync(tmpdir())
-  return stats.bavail * stats.bsize
+  return Math.min(stats.bavail * stats.bsize, DISK_BUDGET - used)
 }
 
 interface Samples { [cls: string]: number[] }
@@ -120,6 +130,10 @@ const ingestRows: Array<readonly unknown[]> = []
 const worst: { p99: number; lost: number; bytesPerMsg: number; messages: number } = { p99: 0, lost: 0, bytesPerMsg: 0, messages: 0 }
 const sizes = [...new Set([...PG_SIZES, ...(SQLITE_SIZE > 0 ? [SQLITE_SIZE] : [])])].toSorted((a, b) => a - b)
 const notes: string[] = []
+/** Sessions copied in round r are shifted r years later: newer than every generated one. */
+const COPY_SHIFT_MS = 365 * 24 * 3_600_000
+let indexMs = 0
+let copiedMs = 0
 console.log(`bench:scale: PostgreSQL sizes ${PG_SIZES.join(', ')}, SQLite ${SQLITE_SIZE || 'skipped'}; writers add ${EXTRA} messages per phase; ${REPS} idle runs per query; free disk ${(freeBytes() / 1e9).toFixed(1)} GB`)
 
 for (const size of sizes) {
@@ -131,13 +145,21 @@ for (const size of sizes) {
     perMsg += stats.messages > 10_000 ? stats.bytes / stats.messages * 1.5 : GUESS_BYTES_PER_MSG
   }
   const need = (size - loaded + 2 * EXTRA) * perMsg
-  if (need > freeBytes() * 0.85) {
-    notes.push(`size ${size}: needs ~${(need / 1e9).toFixed(1)} GB, ${(freeBytes() / 1e9).toFixed(1)} GB free — not run; the largest size run is ${loaded}`)
+  let used = 0
+  for (const target of targets) used += (await target.store.stats()).bytes
+  if (need > freeBytes(used) * 0.85) {
+    notes.push(`size ${size}: needs ~${(need / 1e9).toFixed(1)} GB, ${(freeBytes(used) / 1e9).toFixed(1)} GB free within the ${DISK_BUDGET / 1e9} GB budget — not run; the largest size run is ${loaded}`)
     console.log(notes.at(-1))
     break
   }
-  // bulk load up to `size`, one batch into each backend in turn
-  while (loaded < size) {
+  if ((performance.now() - started) / 60_000 > DEADLINE_MIN) {
+    notes.push(`size ${size}: not started, the run is past its ${DEADLINE_MIN} min deadline; the largest size run is ${loaded}`)
+    console.log(notes.at(-1))
+    break
+  }
+  // generate up to `size` (at most GENERATE), one batch into each backend in turn; PostgreSQL in bulk mode
+  const bulk = loaded < Math.min(size, GENERATE) && active.some(target => target.name === 'postgres') ? await (pg.backend as PostgresBackend).beginBulkLoad() : undefined
+  while (loaded < Math.min(size, GENERATE)) {
     const batch: ShadowMessageInput[] = []
     for (let index = 0; index < BATCH && loaded < size; index += 1, loaded += 1) batch.push(generator.next())
     for (const target of active) {
@@ -147,6 +169,27 @@ for (const size of sizes) {
       expected.set(target.name, expected.get(target.name)! + batch.length)
     }
     if (loaded % 100_000 === 0) console.log(`  loaded ${loaded} (${((performance.now() - started) / 60_000).toFixed(1)} min)`)
+  }
+  // past what was generated: copy generated sessions server-side into new ones (PostgreSQL only)
+  const copying = loaded < size ? bulk ?? await (pg.backend as PostgresBackend).beginBulkLoad() : bulk
+  const copyBegin = performance.now()
+  for (let round = 1; loaded < size; round += 1) {
+    const generated = Math.ceil(GENERATE / SESSION_SIZE)
+    for (let source = 0; source < generated && loaded < size; source += 1) {
+      const target = `${sessionId(source)}-copy${round}`
+      await pg.registerSession({ sessionId: target })
+      const copied = await copying!.copySession(sessionId(source), target, round * COPY_SHIFT_MS)
+      loaded += copied
+      expected.set('postgres', expected.get('postgres')! + copied)
+    }
+    console.log(`  copied up to ${loaded} (${((performance.now() - started) / 60_000).toFixed(1)} min)`)
+  }
+  const copyMs = performance.now() - copyBegin
+  if (copying !== undefined) {
+    const begin = performance.now()
+    await copying.end()
+    indexMs += performance.now() - begin
+    copiedMs += copyMs
   }
   for (const target of active) {
     const begin = performance.now()
@@ -160,7 +203,9 @@ for (const size of sizes) {
     const stats = await target.store.stats()
     const lost = expected.get(target.name)! - stats.messages
     const bytesPerMsg = stats.bytes / stats.messages
-    ingestRows.push([target.name, size, (size / (loadMs.get(target.name)! / 1000)).toFixed(0), maintenanceS.toFixed(1), one.rate.toFixed(0), four.rate.toFixed(0), lost, bytesPerMsg.toFixed(0), (stats.bytes / stats.textBytes).toFixed(2)])
+    const pgOnly = (value: string): string => (target.name === 'postgres' ? value : '-')
+    ingestRows.push([target.name, size, (Math.min(size, GENERATE) / (loadMs.get(target.name)! / 1000)).toFixed(0), pgOnly((indexMs / 1000).toFixed(0)),
+      pgOnly(copiedMs > 0 ? ((size - Math.min(size, GENERATE)) / (copiedMs / 1000)).toFixed(0) : '-'), maintenanceS.toFixed(1), one.rate.toFixed(0), four.rate.toFixed(0), lost, bytesPerMsg.toFixed(0), (stats.bytes / stats.textBytes).toFixed(2)])
     let fourP99 = 0
     for (const cls of CLASSES) {
       const cell = (samples: Samples): string => `${percentile(samples[cls.name]!, 0.5).toFixed(1)} / ${percentile(samples[cls.name]!, 0.99).toFixed(1)} (${samples[cls.name]!.length})`
@@ -173,8 +218,8 @@ for (const size of sizes) {
   if (loaded >= Math.max(...PG_SIZES)) break
 }
 
-printTable('ingest (messages/s through store.append; bulk: one process, batches of 2000; phases: writer processes, batches of 500, searches running)',
-  ['backend', 'messages', 'bulk msg/s', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
+printTable('ingest (generated: messages/s through store.append, one process, batches of 2000, PostgreSQL in bulk mode without its text indexes; index build: both text indexes built after the load (cumulative); copied: server-side session copies; phases: writer processes, batches of 500, searches running)',
+  ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
 printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages`,
   ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers'], rows)
 for (const note of notes) console.log(note)

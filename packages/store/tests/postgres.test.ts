@@ -1,4 +1,5 @@
 /** What only the PostgreSQL backend has: a server that can go away, many writers, schemas, credentials. */
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
@@ -75,5 +76,86 @@ describe('ShadowStore on PostgreSQL', () => {
     for (let session = 0; session < 5; session += 1) expect((await writers[1]!.session(`s${session}`))!.messageCount).toBe(40)
     expect(await writers[2]!.integrityCheck()).toEqual([])
     await Promise.all(writers.map(writer => writer.close()))
+  })
+  it('enforces maxBytes: a write past the ceiling fails with FULL and changes nothing; a larger ceiling takes it', async () => {
+    const location = target.server().storeDsn('full_one')
+    const store = await ShadowStore.open(location)
+    await store.append([message('s1', 1, 'small')])
+    const used = (await store.stats()).bytes
+    await store.close()
+    const tight = await ShadowStore.open(location, { maxBytes: used + 200_000 })
+    const error = await tight.append([message('s1', 2, 'y'.repeat(1_000_000))]).then(() => undefined, (failure: unknown) => failure)
+    expect(error).toMatchObject({ code: 'FULL' })
+    expect(await tight.append([message('s1', 3, 'a small row still fits')])).toMatchObject({ written: 1 })
+    expect((await tight.read({ sessionId: 's1' })).map(row => row.seq)).toEqual([1, 3])
+    await tight.close()
+    const roomy = await ShadowStore.open(location, { maxBytes: used + 10_000_000 })
+    expect(await roomy.append([message('s1', 2, 'y'.repeat(1_000_000))])).toMatchObject({ written: 1 })
+    await roomy.close()
+  })
+  it('answers store-wide newest-first lists past the recent-row walk exactly as a scan would, bucket by bucket', async () => {
+    const location = target.server().storeDsn('walk_one')
+    const store = await ShadowStore.open(location)
+    // 3,000 rows: "heron" in every 97th (found in the walk and in the bucket probes past it),
+    // "osprey" only in the oldest rows (found only by the probes), "heron osprey" once together
+    // (two sessions in blocks, so arrival order is seq order: "newest" is by arrival)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message(index < 1_500 ? 'w0' : 'w1', index,
+      `row ${index}${index % 97 === 0 ? ' heron' : ''}${index < 5 ? ' osprey' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
+    const wide = { sessionId: 'w0', allSessions: true }
+    const expected = (word: string): number[] => rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed()
+    for (const word of ['heron', 'osprey']) {
+      const found = await store.backend.searchIndex({ segments: await store.scopeSegments(wide), index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest' })
+      expect(found.hits.map(hit => hit.message.seq)).toEqual(expected(word).slice(0, 50))
+    }
+    const both = await store.search('heron osprey', { ...wide, limit: 5 })
+    expect(both.hits[0]!.message.seq).toBe(0)
+    await store.close()
+  })
+
+  it('cancels a search statement past its guard with a typed error, and searches again after', async () => {
+    const location = target.server().storeDsn('guard_one')
+    const setup = await ShadowStore.open(location)
+    await setup.append([message('g1', 1, 'a guarded search')])
+    await setup.close()
+    const store = await ShadowStore.open(location, { searchTimeoutMs: 300 })
+    const locker = new pg.Client({ connectionString: target.server().dsn })
+    await locker.connect()
+    try {
+      // a lock held elsewhere stands in for a plan that runs long: the guard cancels the wait
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE guard_one.messages IN ACCESS EXCLUSIVE MODE')
+      await expect(store.search('guarded', { sessionId: 'g1' })).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/300 ms search guard/) })
+      await locker.query('ROLLBACK')
+      expect((await store.search('guarded', { sessionId: 'g1' })).hits).toHaveLength(1)
+    } finally {
+      await locker.end()
+      await store.close()
+    }
+  })
+  it('upgrades a schema-1 store: id buckets and text indexes rebuilt, words re-stemmed by the store\'s Porter, rows kept', async () => {
+    const location = target.server().storeDsn('upgrade_one')
+    const store = await ShadowStore.open(location)
+    await store.append([message('u1', 1, 'the connections were failing under load'), message('u1', 2, 'plain words only')])
+    await store.close()
+    // back to schema 1 as it was: no bucket or event_bytes columns, single-key text indexes,
+    // lexemes from another stemmer (a mark no Porter stem has)
+    await target.sql(`
+      DROP INDEX upgrade_one.messages_words; DROP INDEX upgrade_one.messages_grams;
+      ALTER TABLE upgrade_one.messages DROP COLUMN bucket, DROP COLUMN event_bytes;
+      CREATE INDEX messages_words ON upgrade_one.messages USING gin (words);
+      CREATE INDEX messages_grams ON upgrade_one.messages USING gin (grams public.gin_trgm_ops);
+      UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
+      UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
+    const upgraded = await ShadowStore.open(location)
+    expect((await upgraded.stats()).schemaVersion).toBe(2)
+    expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
+    const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
+    expect(lexemes[0]!['n']).toBe(0)
+    expect((await upgraded.search('connection failed', { sessionId: 'u1' })).hits[0]!.message.seq).toBe(1)
+    const indexes = await target.sql("SELECT indexdef FROM pg_indexes WHERE schemaname = 'upgrade_one' AND indexname IN ('messages_words', 'messages_grams') ORDER BY indexname")
+    expect(indexes.map(row => String(row['indexdef']))).toEqual([expect.stringContaining('gin_trgm_ops, bucket, session_id)'), expect.stringContaining('(words, bucket)')])
+    expect(await upgraded.integrityCheck()).toEqual([])
+    await upgraded.close()
   })
 })

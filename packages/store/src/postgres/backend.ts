@@ -7,23 +7,31 @@ import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, Index
 import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
+import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
-import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
+import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { documentFrequencies, searchIndex } from './search.ts'
 import { appendRows, forgetRows } from './writes.ts'
+
+/** How long a measured store size is trusted (maxBytes). */
+const SIZE_TTL_MS = 1_000
 
 export class PostgresBackend implements ShadowBackend {
   readonly path: string
   readonly schemaVersion = PG_SCHEMA_VERSION
   readonly connection: PgConnection
   private writable = true
+  private readonly maxBytes: number | undefined
+  /** The store's size as last measured, plus what this process added since (maxBytes only). */
+  private size: { read: number; bytes: number } | undefined
   private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
 
-  private constructor(connection: PgConnection) {
+  private constructor(connection: PgConnection, maxBytes: number | undefined) {
     this.connection = connection
     this.path = connection.location.display
+    this.maxBytes = maxBytes
   }
 
   /** Connect, then create or upgrade the schema (writable) or check it (read-only). */
@@ -35,7 +43,7 @@ export class PostgresBackend implements ShadowBackend {
       await connection.close()
       throw error
     }
-    return new PostgresBackend(connection)
+    return new PostgresBackend(connection, options.maxBytes)
   }
 
   private async query<R extends Row = Row>(action: string, sql: string, params: unknown[] = []): Promise<R[]> {
@@ -89,9 +97,26 @@ export class PostgresBackend implements ShadowBackend {
     return rows.map(toSession)
   }
 
+  /**
+   * maxBytes: refuse a write that would take the store past its ceiling. The size is measured at
+   * most once a second (tables and indexes, every writer's rows) and grown by this process's own
+   * writes in between; a row's cost is counted as its text, JSON and index views.
+   */
+  private async assertRoom(action: string, adding: number): Promise<void> {
+    if (this.maxBytes === undefined) return
+    if (this.size === undefined || Date.now() - this.size.read > SIZE_TTL_MS || this.size.bytes + adding > this.maxBytes) {
+      this.size = { read: Date.now(), bytes: await storeBytes(this.connection) }
+    }
+    if (this.size.bytes + adding > this.maxBytes) {
+      throw new ShadowStoreError('FULL', `shadow store ${this.path} ${action}: the store is full (its maxBytes limit of ${this.maxBytes} bytes; ${this.size.bytes} used, ${adding} more asked)`)
+    }
+    this.size = { read: this.size.read, bytes: this.size.bytes + adding }
+  }
+
   async appendMessages(rows: readonly PreparedMessage[]): Promise<AppendResult> {
     if (rows.length === 0) return { written: 0, unchanged: 0, replaced: 0 }
     this.assertWritable('append messages')
+    await this.assertRoom('append messages', rows.reduce((sum, row) => sum + row.text.length + row.eventJson.length + row.words.length + row.grams.length, 0))
     return this.connection.transaction('append messages', db => appendRows(db, rows))
   }
 
@@ -258,6 +283,12 @@ export class PostgresBackend implements ShadowBackend {
   async expireCheckpoint(checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
     this.assertWritable('expire originals')
     return expireCheckpoint(this.connection, checkpointId, time)
+  }
+
+  /** Drop the text indexes for a bulk import (bulk.ts); `end()` of the answer rebuilds them. */
+  async beginBulkLoad(): Promise<BulkLoad> {
+    this.assertWritable('bulk load')
+    return BulkLoad.begin(this.connection)
   }
 
   async vacuum(): Promise<void> {

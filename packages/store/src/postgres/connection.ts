@@ -5,14 +5,24 @@
  */
 import pg from 'pg'
 import { ShadowStoreError } from '../errors.ts'
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.ts'
+import { migrationSql, PG_MIGRATIONS, PG_SCHEMA_VERSION, TEXT_INDEXES_SQL } from './schema.ts'
 
 export interface PostgresBackendOptions {
   readonly readOnly?: boolean
   /** How long a statement waits for a lock, and a connection attempt for the server, ms. Default 5000. */
   readonly busyTimeoutMs?: number
-  /** Connections per process. Default 4. */
+  /** Connections per process (and as many again for searches). Default 4. */
   readonly poolSize?: number
+  /**
+   * Guard on each search statement, ms: one that runs longer is cancelled by the server and the
+   * search fails with UNAVAILABLE (saying so) instead of holding a turn. Default 3000.
+   */
+  readonly searchTimeoutMs?: number
+  /**
+   * Ceiling on the store's tables and indexes, bytes. Past it every write that adds rows fails
+   * with FULL, as on a full disk (Shadow Context then fails closed). Default: none.
+   */
+  readonly maxBytes?: number
 }
 
 /** `postgres://` and `postgresql://` connection strings select this backend. */
@@ -91,6 +101,9 @@ const types = {
 export class PgConnection {
   readonly location: PostgresLocation
   readonly pool: pg.Pool
+  /** Index queries of searches, on their own connections with a tight statement timeout. */
+  readonly searchPool: pg.Pool
+  readonly searchTimeoutMs: number
   readonly readOnly: boolean
   private closed = false
 
@@ -98,18 +111,24 @@ export class PgConnection {
     this.location = location
     this.readOnly = options.readOnly === true
     const busy = Math.max(1, Math.floor(options.busyTimeoutMs ?? 5_000))
-    const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`, '-c statement_timeout=60000']
+    const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`]
     if (this.readOnly) settings.push('-c default_transaction_read_only=on')
-    this.pool = new pg.Pool({
-      connectionString: location.connectionString,
-      options: settings.join(' '),
-      max: Math.max(1, Math.floor(options.poolSize ?? 4)),
-      connectionTimeoutMillis: busy,
-      idleTimeoutMillis: 30_000,
-      types,
-    })
-    // an idle connection the server dropped reports here; the next query gets a fresh one
-    this.pool.on('error', () => {})
+    this.searchTimeoutMs = Math.max(1, Math.floor(options.searchTimeoutMs ?? 3_000))
+    const pool = (statementTimeout: number): pg.Pool => {
+      const made = new pg.Pool({
+        connectionString: location.connectionString,
+        options: [...settings, `-c statement_timeout=${statementTimeout}`].join(' '),
+        max: Math.max(1, Math.floor(options.poolSize ?? 4)),
+        connectionTimeoutMillis: busy,
+        idleTimeoutMillis: 30_000,
+        types,
+      })
+      // an idle connection the server dropped reports here; the next query gets a fresh one
+      made.on('error', () => {})
+      return made
+    }
+    this.pool = pool(60_000)
+    this.searchPool = pool(this.searchTimeoutMs)
   }
 
   private check(action: string): void {
@@ -121,6 +140,19 @@ export class PgConnection {
     try {
       return (await db.query<R>(sql, params)).rows
     } catch (error) {
+      throw pgError(error, action, this.location.display)
+    }
+  }
+
+  /** A search's index query, under the search statement timeout (a typed UNAVAILABLE when it trips). */
+  async search<R extends pg.QueryResultRow = Record<string, unknown>>(action: string, sql: string, params: unknown[] = []): Promise<R[]> {
+    this.check(action)
+    try {
+      return (await this.searchPool.query<R>(sql, params)).rows
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '57014') {
+        throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.location.display} ${action}: the query ran past the ${this.searchTimeoutMs} ms search guard and was cancelled (a loaded server, or a plan the store did not expect)`, { cause: error })
+      }
       throw pgError(error, action, this.location.display)
     }
   }
@@ -160,15 +192,15 @@ export class PgConnection {
     if (this.closed) return
     this.closed = true
     try {
-      await this.pool.end()
+      await Promise.all([this.pool.end(), this.searchPool.end()])
     } catch {
       // closing after the server went away must not throw at shutdown
     }
   }
 }
 
-/** A stable 32-bit key for the store's migration lock. */
-function lockKey(schema: string): number {
+/** A stable 32-bit key for one of the store's advisory locks (migration, bulk load). */
+export function lockKey(schema: string): number {
   let hash = 0x811c9dc5
   for (const char of `dsh-shadow:${schema}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193)
   return hash | 0
@@ -198,6 +230,8 @@ export async function migrate(connection: PgConnection): Promise<void> {
   }
   await connection.transaction('migrate', async db => {
     await db.query('SELECT pg_advisory_xact_lock($1)', [lockKey(schema)])
+    // an upgrade may rewrite a large table or build its indexes: no statement timeout here
+    await db.query('SET LOCAL statement_timeout = 0')
     await db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
     let version = await versionOf(db)
     if (version === undefined) {
@@ -209,31 +243,58 @@ export async function migrate(connection: PgConnection): Promise<void> {
       version = 0
     }
     if (version > PG_SCHEMA_VERSION) throw tooNew(version)
-    if (version === PG_SCHEMA_VERSION) return
+    if (version === PG_SCHEMA_VERSION) {
+      await restoreTextIndexes(db, schema)
+      return
+    }
     const trgm = await trgmSchema(db)
+    await ensureExtension(db, 'btree_gin')
     for (const migration of PG_MIGRATIONS) {
       if (migration.version <= version) continue
-      await db.query(migration.sql.replaceAll('{trgm}', trgm))
+      await db.query(migrationSql(migration.sql, trgm))
     }
     await db.query("INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(PG_SCHEMA_VERSION)])
   })
 }
 
-/** The schema pg_trgm lives in, installing it (in public) when the database lacks it. */
-async function trgmSchema(db: pg.PoolClient): Promise<string> {
+/** The bulk-load mark (bulk.ts) and the lock its loader holds while it runs. */
+export const BULK_LOAD_META = 'bulk_load'
+export const bulkLockKey = (schema: string): number => lockKey(`${schema}:bulk-load`)
+
+/** A bulk load that died before rebuilding the text indexes: rebuild them now (unless it is still running). */
+async function restoreTextIndexes(db: pg.PoolClient, schema: string): Promise<void> {
+  const mark = await db.query('SELECT 1 FROM meta WHERE key = $1', [BULK_LOAD_META])
+  if (mark.rows.length === 0) return
+  const free = await db.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS free', [bulkLockKey(schema)])
+  if (free.rows[0]?.free !== true) return
+  await db.query(migrationSql(TEXT_INDEXES_SQL, await trgmSchema(db)))
+  await db.query('DELETE FROM meta WHERE key = $1', [BULK_LOAD_META])
+}
+
+/** The schema pg_trgm lives in (quoted), installing it when the database lacks it. */
+export async function trgmSchema(db: pg.PoolClient): Promise<string> {
+  return ensureExtension(db, 'pg_trgm')
+}
+
+/**
+ * The schema an extension the store needs lives in (quoted), installing it (in public) when the
+ * database lacks it: pg_trgm (substring search) and btree_gin (the id bucket as a second key of
+ * the text indexes). Both ship with the standard server packages.
+ */
+async function ensureExtension(db: pg.PoolClient, name: 'pg_trgm' | 'btree_gin'): Promise<string> {
   const find = async (): Promise<string | undefined> =>
-    (await db.query<{ schema: string }>("SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'")).rows[0]?.schema
-  const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`
+    (await db.query<{ schema: string }>('SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = $1', [name])).rows[0]?.schema
+  const quoted = (schema: string): string => `"${schema.replaceAll('"', '""')}"`
   const found = await find()
   if (found !== undefined) return quoted(found)
   // one database-wide lock: stores in other schemas may be installing it at this moment
-  await db.query('SELECT pg_advisory_xact_lock($1)', [lockKey('(pg_trgm)')])
+  await db.query('SELECT pg_advisory_xact_lock($1)', [lockKey(`(${name})`)])
   const raced = await find()
   if (raced !== undefined) return quoted(raced)
   try {
-    await db.query('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public')
+    await db.query(`CREATE EXTENSION IF NOT EXISTS ${name} SCHEMA public`)
   } catch (error) {
-    throw new ShadowStoreError('UNAVAILABLE', `the shadow store needs the pg_trgm extension and could not install it (${error instanceof Error ? error.message : String(error)}); ask the database owner to run CREATE EXTENSION pg_trgm`, { cause: error })
+    throw new ShadowStoreError('UNAVAILABLE', `the shadow store needs the ${name} extension and could not install it (${error instanceof Error ? error.message : String(error)}); ask the database owner to run CREATE EXTENSION ${name}`, { cause: error })
   }
   return 'public'
 }

@@ -2,7 +2,7 @@
 import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
 import type { StoreStats } from '../types.ts'
 import type { PgConnection } from './connection.ts'
-import { ROW_BYTES } from './rows.ts'
+import { eventJsonOf, ROW_BYTES, storedEventJson } from './rows.ts'
 import { PG_SCHEMA_VERSION, PG_TABLES } from './schema.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
 
@@ -61,6 +61,14 @@ export async function reindex(connection: PgConnection, analyze: (text: string, 
     progress?.(done, total)
   }
   return done
+}
+
+/** Bytes of the store's tables with their indexes and TOAST. */
+export async function storeBytes(connection: PgConnection): Promise<number> {
+  const [row] = await connection.query<{ bytes: number }>('measure store', `
+    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND c.relname = ANY($2::text[])`, [connection.location.schema, [...PG_TABLES]])
+  return row?.bytes ?? 0
 }
 
 export async function stats(connection: PgConnection, analyzerVersion: number): Promise<Omit<StoreStats, 'path'>> {
@@ -136,7 +144,7 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
       let count = 0
       for (const row of rows) {
         const text = Buffer.from(row.text).toString('utf8')
-        const json = Buffer.from(row.event_json).toString('utf8')
+        const json = eventJsonOf(row.event_json, text)
         const redactedText = redaction.text(text)
         const redactedJson = json.length === 0 ? json : redaction.json(json)
         if (redactedText === text && redactedJson === json) {
@@ -146,9 +154,9 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
           continue
         }
         const views: IndexViews = row.expired_at === null ? analyze(redactedText, Number(row.time)) : { words: '', grams: '' }
-        await db.query('UPDATE messages SET text = $1, event_json = $2, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
-          Buffer.from(redactedText, 'utf8'), Buffer.from(redactedJson, 'utf8'), redaction.hash(redactedJson),
-          row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams), row.id])
+        await db.query('UPDATE messages SET text = $1, event_json = $2, event_bytes = $7, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
+          Buffer.from(redactedText, 'utf8'), redactedJson.length === 0 ? Buffer.alloc(0) : storedEventJson(redactedJson, redactedText), redaction.hash(redactedJson),
+          row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams), row.id, Buffer.byteLength(redactedJson, 'utf8')])
         count += 1
       }
       await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])

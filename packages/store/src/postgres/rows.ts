@@ -2,6 +2,7 @@
 import type { MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
+import { packEventJson, unpackEventJson } from '../sqlite/event-json.ts'
 import type { ShadowMessage } from '../types.ts'
 
 export type { Row }
@@ -12,15 +13,32 @@ export const MESSAGE_COLUMNS = `${MESSAGE_FIELDS}, m.event_json`
 /** The same without the event JSON, for search candidates (most are ranked and dropped). */
 export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS}, ''::bytea AS event_json`
 /** Stored bytes of one message row (what retention budgets count). */
-export const ROW_BYTES = 'octet_length(m.text) + octet_length(m.event_json)'
+export const ROW_BYTES = 'octet_length(m.text) + coalesce(m.event_bytes, octet_length(m.event_json))'
 
 function utf8(value: unknown): string {
   if (typeof value === 'string') return value
   return Buffer.from(value as Uint8Array).toString('utf8')
 }
 
+/**
+ * Event JSON as stored: since schema v2 without its copy of the text (the SQLite backend's
+ * `event-json.ts` format, told apart by its first byte; JSON itself starts with `{`), before that
+ * (and when the text is not in it) the plain JSON.
+ */
+export function storedEventJson(json: string, text: string): Buffer {
+  const packed = packEventJson(json, text)
+  return typeof packed === 'string' ? Buffer.from(packed, 'utf8') : Buffer.from(packed)
+}
+
+export function eventJsonOf(value: unknown, text: string): string {
+  if (typeof value === 'string') return value
+  const bytes = value as Uint8Array
+  return bytes.length > 0 && (bytes[0] === 1 || bytes[0] === 2) ? unpackEventJson(bytes, text) : utf8(bytes)
+}
+
 export function toMessage(row: Row): ShadowMessage {
-  return messageOf(row, utf8(row['text']), utf8(row['event_json']))
+  const text = utf8(row['text'])
+  return messageOf(row, text, eventJsonOf(row['event_json'], text))
 }
 
 /** Positional parameters: `param(value)` appends and returns its `$n`. */

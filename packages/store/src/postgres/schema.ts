@@ -112,7 +112,41 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX recalls_session ON recalls(session_id, time);
     `,
   },
+  {
+    // Bounded newest-first lists (search.ts): each row carries its id bucket, and both text
+    // indexes hold it as a second key (btree_gin), so "the newest matches" is answered bucket by
+    // bucket from the index instead of by walking the id index or sorting every match; the grams
+    // index also holds the session, so a session's substring match is one GIN scan. The words
+    // lexemes are now stemmed by the store's own Porter module: reindexed on open.
+    version: 2,
+    sql: `
+      ALTER TABLE messages ADD COLUMN bucket bigint GENERATED ALWAYS AS (id >> 16) STORED;
+      -- event JSON is stored without its copy of the text (rows.ts); retention counts the JSON as given
+      ALTER TABLE messages ADD COLUMN event_bytes bigint;
+      DROP INDEX IF EXISTS messages_words;
+      DROP INDEX IF EXISTS messages_grams;
+      {text_indexes}
+      DELETE FROM meta WHERE key = 'analyzer_version';
+    `,
+  },
 ]
+
+/** Rows per id bucket (a power of two: the bucket is id >> BUCKET_BITS). */
+export const BUCKET_BITS = 16
+
+/**
+ * The two text indexes as the current schema has them: what a bulk load drops and rebuilds
+ * (`IF NOT EXISTS`: an open after a killed bulk load restores them).
+ */
+export const TEXT_INDEXES_SQL = `
+  CREATE INDEX IF NOT EXISTS messages_words ON messages USING gin (words, bucket);
+  CREATE INDEX IF NOT EXISTS messages_grams ON messages USING gin (grams {trgm}.gin_trgm_ops, bucket, session_id);`
+export const TEXT_INDEX_NAMES = ['messages_words', 'messages_grams'] as const
+
+/** A migration's statements with the extension schemas and shared DDL filled in. */
+export function migrationSql(sql: string, trgm: string): string {
+  return sql.replaceAll('{text_indexes}', TEXT_INDEXES_SQL).replaceAll('{trgm}', trgm)
+}
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)!.version
 

@@ -11,6 +11,7 @@
  */
 import type { FrequencyQuery, IndexQuery, IndexResult } from '../backend.ts'
 import type { PgConnection } from './connection.ts'
+import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
 import { withoutTime } from '../days.ts'
 import { daysQuery, lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
@@ -71,8 +72,80 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
   }
   const patterns = query.terms.filter(term => term.length > 0).map(likePattern)
   if (patterns.length === 0) return undefined
-  const grams = `m.grams LIKE ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
-  return scoped ? `${grams} AND m.words @@ ${params.param(scopeQuery(tags))}::tsquery` : grams
+  // scoped: the session filter (filterSql) is the grams index's third key, one GIN scan; adding
+  // the scope lexeme would make the planner intersect two indexes and recheck every session row
+  return `m.grams LIKE ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
+}
+
+/** Newest rows of the store examined one by one before the index is asked bucket by bucket. */
+const RECENT_WALK = 2_000
+
+/**
+ * How a store-wide newest-first list starts: `walk` checks the newest RECENT_WALK rows one by one
+ * first (right for a term in more than limit/RECENT_WALK of the rows: it ends there), `probe` goes
+ * to the index at once (right for anything rarer; reading 2,000 rows' lexemes is most of such a
+ * list's cost).
+ */
+type Start = 'walk' | 'probe'
+
+/**
+ * SQL for the ids of the newest `limit` rows matching `where` (alias `m`), newest first, with a
+ * cost bounded whatever the terms' frequencies, in one statement:
+ *
+ * - scoped (the session lexemes are in the match): one GIN intersection of term and scope
+ *   entries, sorted; its size is bounded by the scope's rows, never by the store's;
+ * - store-wide: (`walk`) the newest RECENT_WALK rows checked one by one (a common term is
+ *   answered there: never a backwards walk through the whole id index until `limit` matches turn
+ *   up); then, or at once (`probe`), the text index asked bucket by bucket from the newest (the
+ *   bucket is the index's second key, schema v2), each probe an intersection of the terms with one
+ *   bucket's 65k rows, stopping as soon as `limit` are found. A sparse combination costs one cheap
+ *   probe per bucket; no plan sorts every match of a common word.
+ */
+function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk'): string {
+  // `+ 0`: the planner must not walk the id index backwards through other sessions' rows
+  if (scoped) return `SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}`
+  const probes = (edge: string): string => `
+    SELECT x.id FROM ${edge} CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
+      CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x`
+  if (start === 'probe') return `${probes('(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge')} LIMIT ${limit}`
+  const walk = params.param(RECENT_WALK)
+  return `
+    WITH recent AS MATERIALIZED (
+      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${walk}) m
+    ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM recent)
+    (SELECT id FROM recent WHERE hit ORDER BY id DESC)
+    UNION ALL
+    (${probes('edge')} WHERE edge.n >= ${walk})
+    LIMIT ${limit}`
+}
+
+/**
+ * A substring's tokens that are whole tokens wherever it occurs (all but its first and last:
+ * "payments/refund.ts" is in no row without the word "refund"), analysed as words.
+ */
+function innerWords(substring: string): string[] {
+  return [...substring.matchAll(/[\p{L}\p{N}]+/gu)].slice(1, -1).map(match => match[0])
+}
+
+/**
+ * Walk first only when the terms may be common enough to fill the list from the newest rows, by
+ * ANALYZE's statistics of the words column (a lexeme it does not list is rarer than every one it
+ * lists). A substring is at most as common as its rarest inner word; one without inner words has
+ * no statistics and walks first.
+ */
+async function startOf(connection: PgConnection, query: IndexQuery, limit: number): Promise<Start> {
+  const stats = await wordStats(connection)
+  if (stats.rows < STATS_MIN_ROWS) return 'walk'
+  const wordShare = (word: string): number => Math.min(...lexemes(word).map(lexeme => stats.common.get(lexeme) ?? stats.floor))
+  const share = (term: string): number => {
+    const words = query.index === 'words' ? [term] : innerWords(term)
+    const known = words.filter(word => lexemes(word).length > 0)
+    return known.length === 0 ? 1 : Math.min(...known.map(wordShare))
+  }
+  const shares = query.terms.filter(term => term.length > 0).map(share)
+  if (shares.length === 0) return 'walk'
+  const matching = query.operator === 'and' ? Math.min(...shares) : shares.reduce((sum, value) => sum + value, 0)
+  return matching * RECENT_WALK >= limit ? 'walk' : 'probe'
 }
 
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
@@ -84,11 +157,11 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const where = `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
   const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
   const limit = Math.max(1, Math.floor(query.limit))
-  // A scoped match is one GIN intersection (term and session lexemes): newest first from that, never
-  // by walking the id index backwards through other sessions' rows (`+ 0` keeps the planner off it).
-  const newest = scopedMatch(query.segments, whole) ? 'm.id + 0 DESC' : 'm.id DESC'
+  const scoped = scopedMatch(query.segments, whole)
   if (query.order === 'newest' || query.index === 'grams') {
-    const rows = await connection.query('search', `SELECT ${columns} FROM messages m WHERE ${where} ORDER BY ${newest} LIMIT ${params.param(limit)}`, params.values)
+    const rows = await connection.search('search', `
+      WITH picked AS (${newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))})
+      SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
   // weights: rarer terms count for more (ln of inverse frequency, as bm25's idf)
@@ -98,11 +171,11 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const n = Math.max(1, await total())
   const weights = frequencies.map(df => Math.log(1 + (n - Math.min(df, n) + 0.5) / (Math.min(df, n) + 0.5)))
   const window = Number.isFinite(query.rankWindow) ? Math.max(1, Math.floor(query.rankWindow)) : null
-  const windowSql = window === null ? '' : `LIMIT ${params.param(window)}`
+  const newestSql = window === null ? `SELECT m.id FROM messages m WHERE ${where}` : newestIds(where, scoped, params.param(window), params, scoped ? 'walk' : await startOf(connection, query, window))
   const termList = params.param(terms)
   const weightList = params.param(weights)
-  const rows = await connection.query(`search`, `
-    WITH hits AS (SELECT m.id, m.words FROM messages m WHERE ${where} ORDER BY ${newest} ${windowSql}),
+  const rows = await connection.search('search', `
+    WITH picked AS (${newestSql}), hits AS (SELECT m.id, m.words FROM picked p JOIN messages m ON m.id = p.id),
     scored AS (
       SELECT h.id, (SELECT coalesce(sum(t.weight), 0) FROM unnest(${termList}::tsquery[], ${weightList}::float8[]) AS t(term, weight) WHERE h.words @@ t.term) AS score,
         count(*) OVER () AS matched
@@ -127,7 +200,7 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
     && set.every(lexeme => (stats.common.get(lexeme) ?? 0) * stats.rows >= limit * 1.5)
   const wanted = terms.map((set, index) => ({ lexemes: set, index })).filter(entry => !known(entry.lexemes))
   if (wanted.length === 0) return counts
-  const rows = await connection.query<{ i: number; n: number }>('count terms', `
+  const rows = await connection.search<{ i: number; n: number }>('count terms', `
     SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.words @@ (CASE WHEN $3::text IS NULL THEN t.q ELSE t.q && $3::tsquery END) LIMIT $2) x) AS n
     FROM unnest($1::tsquery[]) WITH ORDINALITY AS t(q, i)`, [wanted.map(entry => lexemeQuery(entry.lexemes)), limit, scope ?? null])
   for (const row of rows) counts[wanted[row.i - 1]!.index] = row.n
@@ -139,13 +212,16 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
   const scope = whole || query.global === true || tags.length > SCOPE_LEXEME_LIMIT ? undefined : scopeQuery(tags)
   if (query.index === 'grams') {
-    const counts: number[] = []
-    for (const term of query.terms) {
-      const params = new Params()
-      const scoped = scope === undefined ? '' : ` AND m.words @@ ${params.param(scope)}::tsquery`
-      const rows = await connection.query<{ n: number }>('count terms', `SELECT count(*)::int AS n FROM (SELECT 1 FROM messages m WHERE m.grams LIKE ${params.param(likePattern(term))}${scoped} LIMIT ${params.param(Math.max(1, Math.floor(query.cap)))}) x`, params.values)
-      counts.push(rows[0]?.n ?? 0)
-    }
+    // every term in one round trip, each counted up to the cap
+    const params = new Params()
+    const scoped = scope === undefined ? '' : ` AND m.words @@ ${params.param(scope)}::tsquery`
+    const patterns = params.param(query.terms.map(likePattern))
+    const cap = params.param(Math.max(1, Math.floor(query.cap)))
+    const rows = await connection.search<{ i: number; n: number }>('count terms', `
+      SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p${scoped} LIMIT ${cap}) x) AS n
+      FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i)`, params.values)
+    const counts = query.terms.map(() => 0)
+    for (const row of rows) counts[row.i - 1] = row.n
     return counts
   }
   const sets = query.terms.map(lexemes)

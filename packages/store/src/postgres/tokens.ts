@@ -1,12 +1,13 @@
 /**
  * The store's analyzer output as PostgreSQL index values. The `words` view is split, folded and
- * stemmed here the way SQLite's `porter unicode61 remove_diacritics 2` tokenizer treats it, and the
+ * stemmed here the way SQLite's `porter unicode61 remove_diacritics 2` tokenizer treats it (with the
+ * store's own Porter module, the one ranking stems with: one analyzer for both backends), and the
  * lexemes go into a `tsvector` as they are (no text search parser or dictionary touches them), so
  * CJK words and bigrams, camelCase parts and stems match exactly as on SQLite. The `grams` view is
  * kept lowercased as text for a pg_trgm index that answers substring queries.
  */
-import { stemmer } from 'stemmer'
 import { dayKey } from '../days.ts'
+import { porterStem } from '../porter.ts'
 
 /** Tokens as unicode61 sees them once diacritics are folded: runs of letters and digits. */
 const TOKEN = /[\p{L}\p{N}]+/gu
@@ -24,7 +25,7 @@ export function lexemes(words: string): string[] {
   for (const match of folded.matchAll(TOKEN)) {
     const token = match[0]
     if (token.length > MAX_LEXEME_CHARS) continue
-    const lexeme = /^[a-z]{3,}$/.test(token) ? stemmer(token) : token
+    const lexeme = porterStem(token)
     if (seen.has(lexeme)) continue
     bytes += Buffer.byteLength(lexeme) + 8
     if (bytes > MAX_TSVECTOR_BYTES) break

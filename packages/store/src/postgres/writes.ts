@@ -9,6 +9,7 @@ import type pg from 'pg'
 import type { ForgetCounts, PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult } from '../types.ts'
+import { storedEventJson } from './rows.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
 
 interface Touched {
@@ -18,14 +19,14 @@ interface Touched {
   maxTime: number
 }
 
-const COLUMNS = ['session_id', 'seq', 'shadow_id', 'event_type', 'role', 'source_kind', 'turn', 'step', 'tool_name', 'call_id', 'time', 'tokens', 'hash', 'event_json', 'text', 'words', 'grams'] as const
-const TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'text', 'bytea', 'bytea', 'text', 'text'] as const
+const COLUMNS = ['session_id', 'seq', 'shadow_id', 'event_type', 'role', 'source_kind', 'turn', 'step', 'tool_name', 'call_id', 'time', 'tokens', 'hash', 'event_json', 'event_bytes', 'text', 'words', 'grams'] as const
+const TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'text', 'bytea', 'bigint', 'bytea', 'text', 'text'] as const
 
 function columnsOf(rows: readonly PreparedMessage[]): unknown[][] {
   const columns: unknown[][] = COLUMNS.map(() => [])
   for (const row of rows) {
     const values = [row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash,
-      Buffer.from(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag, row.days), gramsText(row.grams)]
+      storedEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag, row.days), gramsText(row.grams)]
     values.forEach((value, index) => columns[index]!.push(value))
   }
   return columns
@@ -39,7 +40,7 @@ const INSERT_SQL = `
   RETURNING session_id, seq`
 const UPDATE_SQL = `
   UPDATE messages m SET event_type = r.event_type, role = r.role, source_kind = r.source_kind, turn = r.turn, step = r.step, tool_name = r.tool_name,
-    call_id = r.call_id, time = r.time, tokens = r.tokens, hash = r.hash, event_json = r.event_json, text = r.text, words = r.words::tsvector, grams = r.grams,
+    call_id = r.call_id, time = r.time, tokens = r.tokens, hash = r.hash, event_json = r.event_json, event_bytes = r.event_bytes, text = r.text, words = r.words::tsvector, grams = r.grams,
     elided_by = NULL, expired_at = NULL
   FROM ${UNNEST} WHERE m.session_id = r.session_id AND m.seq = r.seq`
 

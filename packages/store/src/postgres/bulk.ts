@@ -1,0 +1,101 @@
+/**
+ * Bulk loading (a first import, the scale benchmark's corpus): the two text indexes are dropped
+ * while rows stream in through the ordinary idempotent append, then built once, sorted, which is
+ * several times cheaper than keeping GIN indexes up to date row by row. Searches are slow and
+ * see nothing new until `end`. The loader holds an advisory lock on its own connection; a loader
+ * killed in between leaves the mark in meta, and the next writable open rebuilds the indexes.
+ */
+import type pg from 'pg'
+import { BULK_LOAD_META, bulkLockKey, pgError, trgmSchema, type PgConnection } from './connection.ts'
+import { ShadowStoreError } from '../errors.ts'
+import { scopeLexeme, tsvectorText } from './tokens.ts'
+import { migrationSql, PG_TABLES, TEXT_INDEX_NAMES, TEXT_INDEXES_SQL } from './schema.ts'
+
+export class BulkLoad {
+  private readonly connection: PgConnection
+  private readonly holder: pg.PoolClient
+
+  private constructor(connection: PgConnection, holder: pg.PoolClient) {
+    this.connection = connection
+    this.holder = holder
+  }
+
+  static async begin(connection: PgConnection): Promise<BulkLoad> {
+    let holder: pg.PoolClient
+    try {
+      holder = await connection.pool.connect()
+    } catch (error) {
+      throw pgError(error, 'begin bulk load', connection.location.display)
+    }
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [bulkLockKey(connection.location.schema)])
+      await holder.query('BEGIN')
+      await holder.query("INSERT INTO meta(key, value) VALUES ($1, 'text indexes dropped') ON CONFLICT (key) DO NOTHING", [BULK_LOAD_META])
+      for (const name of TEXT_INDEX_NAMES) await holder.query(`DROP INDEX IF EXISTS ${name}`)
+      await holder.query('COMMIT')
+    } catch (error) {
+      await holder.query('ROLLBACK').catch(() => {})
+      holder.release(true)
+      throw pgError(error, 'begin bulk load', connection.location.display)
+    }
+    return new BulkLoad(connection, holder)
+  }
+
+  /**
+   * Copy every row of session `from` into session `to` (registered by the store beforehand, with
+   * no rows yet), server-side: seqs and content as they are, times shifted by `timeShift` ms, the
+   * scope lexeme and shadow ids rewritten for `to`. What grows a benchmark corpus past what the
+   * analyzer can produce in reasonable time (the rows are the same text, so term rates stay).
+   */
+  async copySession(from: string, to: string, timeShift: number): Promise<number> {
+    try {
+      await this.holder.query('BEGIN')
+      const tags = await this.holder.query<{ session_id: string; tag: string }>('SELECT session_id, tag FROM sessions WHERE session_id = ANY($1::text[])', [[from, to]])
+      const tagOf = (id: string): string => {
+        const found = tags.rows.find(row => row.session_id === id)
+        if (found === undefined) throw new ShadowStoreError('NOT_FOUND', `session ${id} is not in the shadow store`)
+        return found.tag
+      }
+      const inserted = await this.holder.query(`
+        INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, text, words, grams)
+        SELECT $2, m.seq, $3 || '.' || m.seq, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time + $4, m.tokens, m.hash, m.event_json, m.text,
+          ts_delete(m.words, $5::text) || $6::tsvector, m.grams
+        FROM messages m WHERE m.session_id = $1 ORDER BY m.seq
+        ON CONFLICT (session_id, seq) DO NOTHING`,
+      [from, to, tagOf(to), timeShift, scopeLexeme(tagOf(from)), tsvectorText('', tagOf(to))])
+      await this.holder.query('INSERT INTO message_calls(session_id, call_id, seq) SELECT $2, call_id, seq FROM message_calls WHERE session_id = $1 ON CONFLICT DO NOTHING', [from, to])
+      await this.holder.query(`
+        UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
+        FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
+        WHERE s.session_id = $1`, [to])
+      await this.holder.query('COMMIT')
+      return inserted.rowCount ?? 0
+    } catch (error) {
+      await this.holder.query('ROLLBACK').catch(() => {})
+      throw pgError(error, 'copy session', this.connection.location.display)
+    }
+  }
+
+  /**
+   * Build the text indexes (sorting in `memory` on this connection, with no statement timeout:
+   * minutes for millions of rows), then VACUUM ANALYZE.
+   */
+  async end(memory = '512MB'): Promise<void> {
+    try {
+      await this.holder.query(`SET maintenance_work_mem = '${memory.replace(/[^0-9A-Za-z]/g, '')}'`)
+      await this.holder.query('SET statement_timeout = 0')
+      await this.holder.query('BEGIN')
+      const trgm = await trgmSchema(this.holder)
+      await this.holder.query(migrationSql(TEXT_INDEXES_SQL, trgm))
+      await this.holder.query('DELETE FROM meta WHERE key = $1', [BULK_LOAD_META])
+      await this.holder.query('COMMIT')
+      for (const table of PG_TABLES) await this.holder.query(`VACUUM (ANALYZE) ${table}`)
+      await this.holder.query('SELECT pg_advisory_unlock($1)', [bulkLockKey(this.connection.location.schema)])
+    } catch (error) {
+      await this.holder.query('ROLLBACK').catch(() => {})
+      throw pgError(error, 'end bulk load', this.connection.location.display)
+    } finally {
+      this.holder.release(true)
+    }
+  }
+}
