@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { ShadowStore } from '../src/index.ts'
 import { scanTerms } from '../src/search/passage.ts'
 import { coverageTerms } from '../src/search/ranking.ts'
-import { packEventJson, unpackEventJson } from '../src/sqlite/event-json.ts'
+import { packEventJson, unpackEventJson } from '../src/event-json.ts'
 import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
 import { message, tempDir } from './helpers.ts'
 

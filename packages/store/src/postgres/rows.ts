@@ -2,7 +2,7 @@
 import type { MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
-import { packEventJson, unpackEventJson } from '../sqlite/event-json.ts'
+import { packEventJson, unpackEventJson } from '../event-json.ts'
 import type { ShadowMessage } from '../types.ts'
 
 export type { Row }
@@ -33,7 +33,9 @@ export function storedEventJson(json: string, text: string): Buffer {
 export function eventJsonOf(value: unknown, text: string): string {
   if (typeof value === 'string') return value
   const bytes = value as Uint8Array
-  return bytes.length > 0 && (bytes[0] === 1 || bytes[0] === 2) ? unpackEventJson(bytes, text) : utf8(bytes)
+  // packed formats start with a control byte (1–3); stored JSON itself starts with `{`. Rows are
+  // packed without the row time here, so the time stays in the JSON text.
+  return bytes.length > 0 && bytes[0]! < 0x20 ? unpackEventJson(bytes, text) : utf8(bytes)
 }
 
 export function toMessage(row: Row): ShadowMessage {

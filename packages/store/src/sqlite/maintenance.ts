@@ -3,7 +3,7 @@ import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
-import { packEventJson, unpackEventJson } from './event-json.ts'
+import { packEventJson, unpackEventJson } from '../event-json.ts'
 import { indexMessage, type IndexTables, unindexMessage } from './index-rows.ts'
 import { decodeText, encodeText, type Row } from './rows.ts'
 import { indexTablesSql, SCHEMA_VERSION } from './schema.ts'

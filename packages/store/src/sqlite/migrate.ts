@@ -2,7 +2,7 @@
 import { ShadowStoreError } from '../errors.ts'
 import type { SqliteConnection } from './connection.ts'
 import { referredDays } from '../days.ts'
-import { packEventJson } from './event-json.ts'
+import { packEventJson } from '../event-json.ts'
 import { decodeText, type Row } from './rows.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
 

@@ -3,7 +3,7 @@ import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
 import type { ShadowMessage } from '../types.ts'
-import { unpackEventJson } from './event-json.ts'
+import { unpackEventJson } from '../event-json.ts'
 
 export type { Row }
 export { toCheckpoint, toRecall, toSession } from '../rows.ts'

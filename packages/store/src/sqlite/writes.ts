@@ -3,7 +3,7 @@ import type { CheckpointDerived, ForgetCounts, PreparedMessage } from '../backen
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
-import { packEventJson } from './event-json.ts'
+import { packEventJson } from '../event-json.ts'
 import { indexMessage, unindexMessage } from './index-rows.ts'
 import { encodeText, type Row } from './rows.ts'
 

@@ -15,7 +15,7 @@
  * (node:zlib) with the text as dictionary 120-170 B at ~100 µs a call, too slow per message.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import { ShadowStoreError } from '../errors.ts'
+import { ShadowStoreError } from './errors.ts'
 
 const SPLICED = 1
 const DEFLATED = 2
