@@ -170,6 +170,8 @@ function splitBySession(ops: readonly WeightedOp[]): Array<WeightedOp & { readon
 interface SessionState {
   readonly cursor: CaptureCursor
   summary: PendingSummary | undefined
+  /** Whether the session's row (and its fork parent's) is queued: from its first stored message on. */
+  registered: boolean
 }
 
 const WARN_INTERVAL_MS = 60_000
@@ -429,6 +431,28 @@ export class ShadowCapture extends Service {
     if (existing !== undefined) return existing
     const header = session.header
     const parent = header.parentSession
+    const events = session.events
+    const { captured, cursor } = captureLog(session.id, events)
+    const state: SessionState = { cursor, summary: undefined, registered: false }
+    this.states.set(session, state)
+    if (captured.length > 0) this.register(session, state)
+    if (events.length > 0) {
+      const ownFromSeq = parent === undefined ? 0 : header.seedLength ?? 0
+      this.enqueue({ op: 'reconcile', sessionId: session.id, events: captured, ownFromSeq }, captured.length)
+      this.noteCheckpoints(session, events)
+    }
+    return state
+  }
+
+  /**
+   * Queue the session's row. Not at creation: a blank web session that switches to another preset
+   * before its first message never belongs here, so nothing of it may be stored.
+   */
+  private register(session: Session, state: SessionState): void {
+    if (state.registered) return
+    state.registered = true
+    const header = session.header
+    const parent = header.parentSession
     if (parent !== undefined) this.enqueue({ op: 'session', session: { sessionId: parent } }, 1)
     this.enqueue({
       op: 'session',
@@ -440,16 +464,6 @@ export class ShadowCapture extends Service {
         createdAt: header.createdAt,
       },
     }, 1)
-    const events = session.events
-    const { captured, cursor } = captureLog(session.id, events)
-    const state: SessionState = { cursor, summary: undefined }
-    this.states.set(session, state)
-    if (events.length > 0) {
-      const ownFromSeq = parent === undefined ? 0 : header.seedLength ?? 0
-      this.enqueue({ op: 'reconcile', sessionId: session.id, events: captured, ownFromSeq }, captured.length)
-      this.noteCheckpoints(session, events)
-    }
-    return state
   }
 
   /** Re-derive checkpoints already in a seeded log (idempotent upserts in the store). */
@@ -464,6 +478,7 @@ export class ShadowCapture extends Service {
     const toolName = advance(state.cursor, event)
     state.summary = this.checkpointStep(session, event, state.summary)
     if (!isCapturable(event)) return
+    this.register(session, state)
     this.queue.push({ kind: 'event', session, event, turn: state.cursor.turn, step: state.cursor.step, toolName })
     this.health.captured += 1
     this.health.pending += 1
@@ -473,6 +488,7 @@ export class ShadowCapture extends Service {
   /** Follow compaction/summary → replacing checkpoint message, for any engine. */
   private checkpointStep(session: Session, event: SessionEvent, summary: PendingSummary | undefined): PendingSummary | undefined {
     const step = stepCheckpoint(session.id, event, summary)
+    if (step.checkpoint !== undefined) this.register(session, this.state(session))
     if (step.checkpoint !== undefined) this.enqueue({ op: 'checkpoint', elide: true, checkpoint: step.checkpoint }, 1)
     return step.summary
   }
