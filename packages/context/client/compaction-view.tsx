@@ -3,9 +3,9 @@
  * checkpoint node, titled with dsh's words, for our engine's compactions; for any other engine's,
  * a row like dsh's own — the title, the item and token counts, and the summary on click.
  */
-import { useState, type ReactElement } from 'react'
+import { createElement, useState, type ComponentType, type ReactElement } from 'react'
 import type { ShadowApi } from './api.ts'
-import { compactionDataOf, compactionWords, shadowCheckpointOf, type Translate } from './compaction.ts'
+import { compactionDataOf, compactionWords, manualCompactionDataOf, manualCompactionNode, shadowCheckpointOf, type Translate } from './compaction.ts'
 import type { SessionKit } from './types.ts'
 import { CheckpointRow, PROJECTION_KEY, shadowViewOf } from './views.tsx'
 
@@ -38,5 +38,27 @@ export function createCompactionNode(api: ShadowApi) {
     const ours = shadowCheckpointOf({ id: node.id, data }, view)
     if (ours === undefined) return <OtherCompactionRow id={node.id} title={words.title} facts={words.facts} summary={data.summary} />
     return <CheckpointRow api={api} sessionId={sessionId} view={view} data={ours} title={words.title} digest={data.summary} />
+  }
+}
+
+/**
+ * The renderer this plugin puts in dsh's `manual-compaction` seat (a `/compact` command and its
+ * compaction in one row): our checkpoint node once our engine's compaction has landed, so the
+ * command shows as that one row; anything else (still running, failed, nothing to compact, another
+ * engine's) goes to `next()`, the renderer dsh would have used, with the same props.
+ */
+export function createManualCompactionNode(api: ShadowApi, next: () => unknown) {
+  return function ShadowManualCompactionNode(props: SessionKit & CompactionRowProps): ReactElement | null {
+    const { node, t, sessionId, useProjection } = props
+    const view = shadowViewOf(useProjection(PROJECTION_KEY))
+    const data = manualCompactionDataOf(node.data)
+    const compaction = data === undefined ? undefined : manualCompactionNode(data, view)
+    const ours = compaction === undefined ? undefined : shadowCheckpointOf(compaction, view)
+    if (data !== undefined && ours !== undefined) {
+      return <CheckpointRow api={api} sessionId={sessionId} view={view} data={ours} title={compactionWords(t, data).title} digest={data.summary} />
+    }
+    const renderer = next()
+    // no other renderer for the key (not a dsh this plugin knows): nothing rather than a wrong row
+    return typeof renderer === 'function' || (typeof renderer === 'object' && renderer !== null) ? createElement(renderer as ComponentType<typeof props>, props) : null
   }
 }

@@ -6,6 +6,10 @@
  * one of our engine's becomes our checkpoint node, merged with dsh's facts; any other engine's
  * (compaction-basic in a Standard session) gets a row equivalent to dsh's. One row per compaction.
  *
+ * A manual `/compact` is a row of its own kind (`manual-compaction`: the command and its compaction
+ * in one node, keyed by the command); its renderer here shows our checkpoint once ours has landed
+ * and hands every other state of that row to the next renderer of the cell (dsh's) unchanged.
+ *
  * Which engine made it is read from the event itself: our checkpoints always end with the code
  * footer `[shadow <compactionId>] … · seqs a–b · …`, which dsh's node carries as its summary text.
  * A node whose summary the browser has not loaded falls back to the projection's checkpoint list.
@@ -14,6 +18,8 @@ import type { ShadowContextView } from '../src/projection/unit.ts'
 import { ENGINE, type CheckpointData } from './definitions.ts'
 
 export const COMPACTION_KIND = 'compaction'
+/** dsh's node for a manual `/compact`: the command and its compaction in one row (rc.8 `ManualCompactionChatData`). */
+export const MANUAL_COMPACTION_KIND = 'manual-compaction'
 /** Below dsh's own renderer (priority 0): the lowest priority of a keyed cell renders. */
 export const COMPACTION_PRIORITY = -10
 
@@ -50,6 +56,46 @@ export function compactionDataOf(value: unknown): CompactionSummaryData | undefi
     shadowedItemCount: count(data['shadowedItemCount']),
     shadowedTokenCount: count(data['shadowedTokenCount']),
   }
+}
+
+/**
+ * The compaction inside dsh's `manual-compaction` node (`{ command, compaction }`), or undefined
+ * while the command runs, when it made none (failure, nothing to compact) or for a payload this
+ * plugin does not know.
+ */
+export function manualCompactionDataOf(value: unknown): CompactionSummaryData | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  return compactionDataOf((value as Record<string, unknown>)['compaction'])
+}
+
+const FOOTER_ID = /^\[shadow (\S+)\] /
+
+/**
+ * The compaction behind a manual `/compact` row. dsh keys that node by the command, and its
+ * payload names no compaction id: our footer names it, or, while the summary is not loaded, the
+ * projection's checkpoint at the same replacement seq. Undefined when neither says: not ours.
+ */
+export function manualCompactionNode(data: CompactionSummaryData, view: ShadowContextView | undefined): CompactionNode | undefined {
+  // a loaded summary decides alone: another engine's carries no footer of ours
+  const id = data.summary !== null
+    ? data.summary.split('\n').map(line => FOOTER_ID.exec(line)?.[1]).findLast(found => found !== undefined)
+    : view?.checkpoints.find(candidate => candidate.seq === data.seq && candidate.engine === ENGINE)?.id
+  return id === undefined ? undefined : { id, data }
+}
+
+/** One entry of a slot as the registry's raw ledger lists it (rc.8 `StoredEntry`), priority ascending. */
+export interface SlotEntry {
+  readonly component: unknown
+  readonly options: { readonly key?: string }
+}
+
+/**
+ * The renderer a keyed cell would fall to without `own`: the first other entry for `key` in the
+ * ledger's priority order. A keyed seat has no chain, so this is how our renderer hands a row it
+ * does not own back to dsh's (or a later plugin's) with the very props it got.
+ */
+export function nextRenderer(entries: readonly SlotEntry[], key: string, own: unknown): unknown {
+  return entries.find(entry => entry.options.key === key && entry.component !== own)?.component
 }
 
 /** The seq range our footer for checkpoint `id` states, if `summary` carries that footer. */

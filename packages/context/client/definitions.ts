@@ -1,25 +1,24 @@
 /**
- * Conversation node definitions: which log events make a Shadow Context chat node. They only
+ * Conversation node definition: which log events make a Shadow Context recall chat node. They only
  * anchor the nodes in the flow and carry the event's own facts as a fallback; what a node shows
  * comes from the `shadowContext` projection value when the browser has it.
  *
- * - `shadow-checkpoint`: a committed checkpoint of our engine made by a manual `/compact` —
- *   `compaction/summary` (provider `shadow-context`, with a `sourceCommandId`) starts it, the
- *   replacing checkpoint message and `compaction/end` update it. An automatic compaction needs no
- *   node of ours: dsh builds its own `compaction` node for it, which this plugin renders (see
- *   compaction.ts); dsh folds a manual one into the command's row, so it keeps a node of ours.
+ * A checkpoint needs no node of ours: dsh builds its own row for every compaction, automatic
+ * (`compaction`) or manual (`manual-compaction`, the `/compact` command's row), and this plugin
+ * renders both (see compaction.ts).
+ *
  * - `shadow-recall`: where the model searched or read the shadow — a `tool/call` of
  *   `shadow_search` / `shadow_read` starts it and its `tool/result` completes it; a proactive
  *   recall message (`source.kind: 'shadow-context'`, `form: 'recall'`) is one on its own.
  */
-import type { ChatViewNode, LogEvent, NodeContext, NodeDefinition } from './types.ts'
+import type { ChatViewNode, NodeContext, NodeDefinition } from './types.ts'
 
 export const ENGINE = 'shadow-context'
 export const SEARCH_TOOL = 'shadow_search'
 export const READ_TOOL = 'shadow_read'
-export const CHECKPOINT_KIND = 'shadow-checkpoint'
 export const RECALL_KIND = 'shadow-recall'
 
+/** What a checkpoint row shows: read from dsh's compaction node and the projection (compaction.ts). */
 export interface CheckpointData {
   readonly checkpointId: string
   readonly seqFrom: number
@@ -29,17 +28,6 @@ export interface CheckpointData {
   /** Seq of the replacing checkpoint message (the node sits right after it). */
   readonly seq: number
   readonly time: number
-}
-
-interface CheckpointState {
-  readonly checkpointId: string
-  readonly seqFrom: number
-  readonly seqTo: number
-  readonly messages: number
-  readonly tokens: number
-  readonly seq: number | null
-  readonly time: number
-  readonly failed: boolean
 }
 
 export interface RecallData {
@@ -81,60 +69,6 @@ function idsIn(text: string): string[] {
 
 function locationOf<State>(context: NodeContext<State>): unknown {
   return context.start?.location ?? { kind: 'unresolved' }
-}
-
-/** The compaction id of a checkpoint replacement message, if this event is one. */
-function checkpointMessageId(event: LogEvent): string | undefined {
-  if (event.type !== 'user/message' || typeof event.surfaceOp !== 'object' || event.surfaceOp === null) return undefined
-  const source = record(event.data['source'])
-  if (source?.['kind'] !== 'plugin' || source['plugin'] !== 'compact') return undefined
-  return typeof source['compactionId'] === 'string' ? source['compactionId'] : undefined
-}
-
-export const checkpointDefinition: NodeDefinition<CheckpointState, CheckpointData> = {
-  kind: CHECKPOINT_KIND,
-  target: 'chat',
-  match(event) {
-    if (event.type === 'compaction/summary' && event.data['provider'] === ENGINE && typeof event.data['compactionId'] === 'string' && typeof event.data['sourceCommandId'] === 'string') {
-      return { id: event.data['compactionId'], role: 'start' }
-    }
-    if (event.type === 'compaction/end' && typeof event.data['compactionId'] === 'string') return { id: event.data['compactionId'], role: 'update' }
-    const id = checkpointMessageId(event)
-    return id === undefined ? null : { id, role: 'update' }
-  },
-  start(_context, match) {
-    const data = match.event.data
-    const seqs = Array.isArray(data['shadowedSeqs']) ? data['shadowedSeqs'].filter((seq): seq is number => typeof seq === 'number') : []
-    return {
-      checkpointId: String(data['compactionId']),
-      seqFrom: seqs.length === 0 ? 0 : Math.min(...seqs),
-      seqTo: seqs.length === 0 ? 0 : Math.max(...seqs),
-      messages: seqs.length,
-      tokens: typeof data['shadowedTokenCount'] === 'number' ? data['shadowedTokenCount'] : 0,
-      seq: null,
-      time: match.event.time,
-      failed: false,
-    }
-  },
-  update(context, match) {
-    if (match.event.type === 'compaction/end') return match.event.data['error'] === undefined ? context.state : { ...context.state, failed: true }
-    return { ...context.state, seq: match.event.seq, time: match.event.time }
-  },
-  buildViewNode(context): ChatViewNode<CheckpointData> | null {
-    const state = context.state
-    // Only a committed checkpoint gets a node; a refused pass shows in the panel as the last failure.
-    if (state === undefined || state.seq === null) return null
-    return {
-      key: context.key,
-      kind: CHECKPOINT_KIND,
-      id: context.id,
-      target: 'chat',
-      anchorSeq: state.seq + 0.5,
-      location: locationOf(context),
-      visibility: state.failed ? 'hidden' : 'visible',
-      data: { checkpointId: state.checkpointId, seqFrom: state.seqFrom, seqTo: state.seqTo, messages: state.messages, tokens: state.tokens, seq: state.seq, time: state.time },
-    }
-  },
 }
 
 export const recallDefinition: NodeDefinition<RecallState, RecallData> = {

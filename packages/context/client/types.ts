@@ -68,6 +68,8 @@ export interface SessionKit {
 export interface SlotRegistry {
   inject(key: string, callback: () => () => void): () => void
   register(options: Readonly<Record<string, unknown>>, component: ComponentType<never>): () => void
+  /** The raw ledger of a slot (every entry, priority ascending), rc.8 `SlotRegistry.entries`. */
+  entries(key: string): readonly { readonly component: unknown; readonly options: { readonly key?: string } }[]
 }
 
 export interface ClientContext {

@@ -164,16 +164,6 @@ export function CheckpointRow({ api, sessionId, view, data, title, digest = null
   )
 }
 
-/** Chat node at a checkpoint our own definition made (a manual `/compact`: dsh folds that into the command's row). */
-export function createCheckpointNode(api: ShadowApi) {
-  return function ShadowCheckpointNode({ node, sessionId, useProjection }: SessionKit & { node: { data: CheckpointData } }): ReactElement | null {
-    const view = shadowViewOf(useProjection(PROJECTION_KEY))
-    // A value that says this session does not run Shadow Context wins over the log's own facts.
-    if (view !== undefined && !view.active) return null
-    return <CheckpointRow api={api} sessionId={sessionId} view={view} data={node.data} />
-  }
-}
-
 function requestLabel(data: RecallData, recall: RecallView | undefined): string {
   if (recall !== undefined && recall.query !== null) return JSON.stringify(recall.query)
   if (data.request === null) return ''

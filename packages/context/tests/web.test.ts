@@ -193,6 +193,12 @@ interface Definition {
   buildViewNode(context: unknown): { kind: string; anchorSeq: number; visibility: string; data: Record<string, unknown> } | null
 }
 
+/** Stands in for dsh's `ManualCompactionNodeView` (priority 0): shows which props reached it. */
+const DSH_MANUAL_ROW: Registration = {
+  options: { name: 'conversation.chat.node', key: 'manual-compaction' },
+  component: props => React.createElement('div', { 'data-dsh-manual-row': (props['node'] as { id: string }).id, 'data-props': Object.keys(props).toSorted().join(',') }),
+}
+
 describe('browser module (lib/client.js) in a stand-in module loader', () => {
   let exports: { inject: string[]; apply(ctx: unknown): void }
   const requested = new Set<string>()
@@ -216,6 +222,9 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
       slots: {
         inject: (_key: string, callback: () => unknown) => callback(),
         register: (options: Record<string, unknown>, component: Registration['component']) => registrations.push({ options, component }),
+        // the raw ledger, priority ascending as rc.8's registry keeps it, with dsh's own `/compact` row renderer
+        entries: (key: string) => [...registrations, DSH_MANUAL_ROW].filter(entry => entry.options['name'] === key)
+          .toSorted((a, b) => Number(a.options['priority'] ?? 0) - Number(b.options['priority'] ?? 0)),
       },
       conversationEvents: { register: (definition: Definition) => definitions.push(definition) },
       // the browser's connection, carried to the host gateway in-process
@@ -228,9 +237,11 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect([...requested].every(name => SHARED_MODULES.includes(name))).toBe(true)
     expect(requested.has('react')).toBe(true)
     expect(exports.inject).toEqual(expect.arrayContaining(['slots', 'conversationEvents', 'connection']))
-    expect(registrations.map(registration => registration.options['key'] ?? registration.options['id'])).toEqual(['shadow-checkpoint', 'shadow-recall', 'compaction', 'shadow-context'])
-    // dsh's own compaction renderer sits at the default priority 0; the lowest live entry renders
+    expect(registrations.map(registration => registration.options['key'] ?? registration.options['id'])).toEqual(['shadow-recall', 'compaction', 'manual-compaction', 'shadow-context'])
+    // dsh's own compaction renderers sit at the default priority 0; the lowest live entry renders
+    expect(registrations[1]!.options['priority']).toBeLessThan(0)
     expect(registrations[2]!.options['priority']).toBeLessThan(0)
+    expect(definitions.map(definition => definition.kind)).toEqual(['shadow-recall']) // no checkpoint node of our own
     expect(Buffer.byteLength(readFileSync(CLIENT))).toBeLessThan(100_000) // no framework inside
   })
 
@@ -274,20 +285,7 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     })
   }
 
-  it('leaves automatic compactions to dsh\'s compaction node and makes one recall marker per recall', () => {
-    // no node of our own next to dsh's row: that was the same event twice
-    const checkpointDefinition = definitions.find(definition => definition.kind === 'shadow-checkpoint')!
-    expect(nodesOf(checkpointDefinition)).toEqual([])
-    // a manual /compact: dsh folds it into the command's row, so our own node marks the checkpoint
-    const manual = events.map(event => {
-      if (event.type === 'compaction/summary') return { ...event, data: { ...event.data, sourceCommandId: 'command-1' } }
-      const source = (event.data as unknown as { source?: Record<string, unknown> }).source
-      return event.type === 'user/message' && source?.['plugin'] === 'compact' ? { ...event, data: { ...event.data, source: { ...source, sourceCommandId: 'command-1' } } } : event
-    }) as unknown as SessionEvent[]
-    const replacements = events.filter(event => event.type === 'user/message' && typeof event.surfaceOp === 'object').map(event => event.seq)
-    const manualNodes = nodesOf(checkpointDefinition, manual)
-    expect(manualNodes.map(node => node.data['checkpointId'])).toEqual(view.checkpoints.map(checkpoint => checkpoint.id))
-    expect(manualNodes.map(node => node.anchorSeq - 0.5)).toEqual(replacements)
+  it('makes one recall marker per recall and no checkpoint node beside dsh\'s compaction rows', () => {
     expect(dshCompactionNodes().map(node => node.id)).toEqual(view.checkpoints.map(checkpoint => checkpoint.id))
     const recalls = nodesOf(definitions.find(definition => definition.kind === 'shadow-recall')!)
     const calls = events.filter(event => event.type === 'tool/call' && (event.data.name === SEARCH_TOOL || event.data.name === READ_TOOL))
@@ -322,6 +320,29 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     }
     // a payload this plugin does not know renders nothing rather than a wrong row
     expect(renderToStaticMarkup(React.createElement(Component, { node: { id: 'x', data: { seq: 'no' } }, sessionId: main, useProjection: () => view }))).toBe('')
+  })
+
+  it('renders a manual /compact row as our checkpoint once ours landed, and hands every other state to dsh\'s renderer', () => {
+    const Component = registrations.find(registration => registration.options['key'] === 'manual-compaction')!.component
+    const auto = dshCompactionNodes()[0]!
+    const checkpoint = view.checkpoints.find(candidate => candidate.id === auto.id)!
+    const command = { kind: 'command', seq: auto.data['seq'] as number - 2, time: 0, commandId: 'command-1', name: 'compact', args: null, outcome: { ok: true, text: 'Compacted.' } }
+    // dsh keys this node by the command; the compaction id comes from our footer, else from the projection by seq
+    const node = (compaction: unknown) => ({ id: 'command-1', data: { command, compaction } })
+    for (const [compaction, value] of [[auto.data, view], [auto.data, undefined], [{ ...auto.data, summary: null }, view]] as const) {
+      const html = renderToStaticMarkup(React.createElement(Component, { node: node(compaction), sessionId: main, useProjection: () => value }))
+      expect(html).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
+      expect(html).toContain('data-shadow-compaction="shadow-context"')
+      expect(html).toContain(value === undefined ? `seqs ${checkpoint.seqFrom}–${checkpoint.seqTo}` : `${checkpoint.shadowFrom} … ${checkpoint.shadowTo}`)
+      expect(html).toContain(`${checkpoint.messages} messages`)
+      expect(html).not.toContain('data-dsh-manual-row')
+    }
+    // still running, nothing compacted, another engine's, or unknowable: dsh's row, with the props we got
+    const basic = { ...auto.data, summary: 'Earlier turns: the build cache notes.' }
+    for (const [compaction, value] of [[null, view], [basic, view], [{ ...auto.data, summary: null }, undefined], [{ ...auto.data, summary: null, seq: -1 }, view]] as const) {
+      const html = renderToStaticMarkup(React.createElement(Component, { node: node(compaction), sessionId: main, useProjection: () => value, t: (key: string) => key }))
+      expect(html).toBe('<div data-dsh-manual-row="command-1" data-props="node,sessionId,t,useProjection"></div>')
+    }
   })
 
   it('renders the recall marker with the ids that came back', () => {

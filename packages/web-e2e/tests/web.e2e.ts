@@ -419,6 +419,31 @@ describe('Shadow Context in the dsh web app', () => {
     expect(serverOutput).not.toMatch(/Shadow Context[^\n]*(warn|unavailable|cannot)/i)
   })
 
+  it('shows a manual /compact as one row: our checkpoint in the command\'s own row', async () => {
+    const composer = page.locator('textarea:not([readonly])').first()
+    await composer.click()
+    await composer.fill('(turn 9) One more note before compacting by hand: the release train leaves on Friday.')
+    await page.keyboard.press('Enter')
+    await page.getByText('ANSWER 9:', { exact: false }).first().waitFor({ timeout: 120_000 })
+    const automatic = await compactionSummaries(sessionId)
+    await composer.click()
+    await composer.fill('/compact')
+    await page.keyboard.press('Enter')
+    await expect.poll(async () => (await compactionSummaries(sessionId)).length, { timeout: 60_000 }).toBe(automatic.length + 1)
+    const summaries = await compactionSummaries(sessionId)
+    const manual = summaries.at(-1)!
+    expect(manual.provider).toBe('shadow-context')
+    // dsh's /compact row (its own node kind) is where our checkpoint shows; no second row for it
+    const row = page.locator('[data-chat-flow-kind="manual-compaction"]')
+    await row.locator(`[data-shadow-checkpoint="${manual.compactionId}"]`).waitFor({ timeout: 60_000 })
+    expect(await row.count()).toBe(1)
+    expect(await attributes(page.locator('[data-shadow-checkpoint]'), 'data-shadow-checkpoint')).toEqual(summaries.map(summary => summary.compactionId))
+    expect(await compactionRows()).toEqual({ ours: summaries.map(() => 'shadow-context'), dsh: 0 })
+    expect(await row.locator('[data-shadow-compaction-title]').textContent()).toBe('Context compacted ·')
+    await row.scrollIntoViewIfNeeded()
+    await shot('chat-manual-compaction.png')
+  })
+
   it('shows one compaction row per compaction in a Standard session too (compaction-basic), as dsh words it', async () => {
     await page.locator('button').filter({ hasText: 'New Session' }).click()
     const composer = page.locator('textarea:not([readonly])').first()
