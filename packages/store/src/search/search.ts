@@ -18,7 +18,7 @@ import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
 import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
-import { windowDays, withoutTime } from '../days.ts'
+import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
 
 /** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
 const PAIRING_POOL = 30
@@ -51,6 +51,11 @@ function checkOptions(options: SearchOptions): { limit: number; rankWindow: numb
   assertNames(options.excludeSourceKinds, 'excludeSourceKinds')
   assertNames(options.excludeToolNames, 'excludeToolNames')
   if (options.beforeSeq !== undefined) assertSeq(options.beforeSeq, 'beforeSeq')
+  // a window's days are listed and spelled as dates (days.ts): only times a Date holds
+  for (const name of ['timeFrom', 'timeTo'] as const) {
+    const time = options[name]
+    if (time !== undefined && (typeof time !== 'number' || !(Math.abs(time) <= MAX_TIME))) throw invalid(`${name} must be epoch milliseconds`)
+  }
   return { limit, rankWindow }
 }
 
