@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore, ShadowStoreError } from '../src/index.ts'
+import { parseTimeRange } from '../src/time.ts'
 import { message, tempDir } from './helpers.ts'
 
 /** referredDays in a worker with a deadline: a loop that never ends cannot be stopped from its own thread. */
@@ -69,6 +70,21 @@ describe('a store given times past what a Date holds', () => {
     for (const window of [{ timeFrom: Number.NaN, timeTo: 1 }, { timeFrom: 0, timeTo: 1e300 }, { timeFrom: '0' as unknown as number }]) {
       const error = await store.search('pool', { sessionId: 's-near', ...window }).catch((caught: unknown) => caught)
       expect(error, JSON.stringify(window)).toBeInstanceOf(ShadowStoreError)
+      expect((error as ShadowStoreError).code).toBe('INVALID_INPUT')
+    }
+  })
+})
+
+describe('since/until past what a Date holds', () => {
+  it('is refused with a typed error, inverted or not', () => {
+    for (const [from, to] of [[2e300, 1e300], [1e300, 2e300], [0, 8.64e15 + 1]]) {
+      let error: unknown
+      try {
+        parseTimeRange(from, to, Date.UTC(2026, 2, 11))
+      } catch (caught) {
+        error = caught
+      }
+      expect(error, `${from}..${to}`).toBeInstanceOf(ShadowStoreError)
       expect((error as ShadowStoreError).code).toBe('INVALID_INPUT')
     }
   })
