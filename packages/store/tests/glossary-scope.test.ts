@@ -1,22 +1,22 @@
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore } from '../src/index.ts'
-import { message, tempDir } from './helpers.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
 
-describe('glossary translations stay within the searcher\'s lineage', () => {
-  const dir = tempDir()
+describe.each(TARGETS)('glossary translations stay within the searcher\'s lineage on $name', target => {
   let store: ShadowStore
   beforeAll(async () => {
-    store = await ShadowStore.open(join(dir.path, 'shadow.db'))
+    await target.setup()
+    store = await ShadowStore.open(target.location())
     await store.append([message('gp', 1, 'the build is green again'), message('gp', 2, 'lunch at noon')])
     await store.registerSession({ sessionId: 'gc', parentSessionId: 'gp', forkSeq: 3 })
     await store.append([message('gc', 3, 'the deploy went fine')])
     // said in the parent after the fork: the fork must not learn of it
     await store.append([message('gp', 3, '数据库连接超时是 30 秒')])
   })
-  afterAll(() => {
-    store.close()
-    dir.cleanup()
+  afterAll(async () => {
+    await store.close()
+    await target.teardown()
   })
 
   it('a fork is not told that its parent, after the fork, said a word in the other language', async () => {
