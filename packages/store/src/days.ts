@@ -12,6 +12,10 @@ import type { MessageFilter } from './backend.ts'
 import { TimeExpressionResolver } from './when.ts'
 
 const DAY = 86_400_000
+/** The latest epoch-ms time a Date holds (and the earliest, negated); past 2^53 a day plus one is itself. */
+export const MAX_TIME = 8.64e15
+/** Days a Date can spell: PostgreSQL keys a referred day by its date. */
+const MAX_DAY = MAX_TIME / DAY
 /** Days one message refers to at most (a log full of dates is not a message about each). */
 export const MAX_REFERRED_DAYS = 4
 /** A time expression naming a longer stretch ("last week" is 7) is not a reference to its days. */
@@ -47,11 +51,11 @@ export function dayKey(day: number): string {
  */
 export function referredDays(text: string, time: number): number[] {
   const sample = text.length > DAY_SCAN_CHARS ? text.slice(0, DAY_SCAN_CHARS) : text
-  if (!CUE.test(sample)) return []
+  if (!(Math.abs(time) <= MAX_TIME) || !CUE.test(sample)) return []
   const own = dayNumber(time)
   const days: number[] = []
   const add = (day: number): void => {
-    if (day !== own && !days.includes(day) && days.length < MAX_REFERRED_DAYS) days.push(day)
+    if (day !== own && Math.abs(day) <= MAX_DAY && !days.includes(day) && days.length < MAX_REFERRED_DAYS) days.push(day)
   }
   const resolver = new TimeExpressionResolver({ now: time })
   // the resolver runs on the sentences with time words only (its patterns are many); a question's

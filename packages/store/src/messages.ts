@@ -1,7 +1,7 @@
 /** One message row: validated, redacted and analyzed for the indexes, ready for a backend. */
 import { createHash } from 'node:crypto'
 import { indexViews } from './analyzer.ts'
-import { referredDays } from './days.ts'
+import { MAX_TIME, referredDays } from './days.ts'
 import type { IndexViews, PreparedMessage } from './backend.ts'
 import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
@@ -36,7 +36,7 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   if (!EVENT_TYPES.has(input.eventType)) throw invalid(`eventType must be one of ${[...EVENT_TYPES].join(', ')}`)
   if (!ROLES.has(input.role)) throw invalid(`role must be one of ${[...ROLES].join(', ')}`)
   assertString(input.sourceKind, 'sourceKind', 200)
-  if (typeof input.time !== 'number' || !Number.isFinite(input.time) || input.time < 0) throw invalid('time must be epoch milliseconds')
+  if (typeof input.time !== 'number' || !Number.isFinite(input.time) || input.time < 0 || input.time > MAX_TIME) throw invalid('time must be epoch milliseconds')
   if (typeof input.eventJson !== 'string' || input.eventJson.length === 0) throw invalid('eventJson must be a non-empty string')
   if (typeof input.text !== 'string') throw invalid('text must be a string')
   if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')

@@ -1,4 +1,5 @@
 /** Time bounds a model or a user can write: absolute ISO 8601, or relative like "2h ago". */
+import { MAX_TIME } from './days.ts'
 import { invalid } from './errors.ts'
 
 const UNIT_MS: Record<string, number> = {
@@ -15,7 +16,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[
 /** Parse one time bound to epoch milliseconds. `now` anchors relative forms. */
 export function parseTimeBound(value: unknown, now: number, label = 'time'): number {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw invalid(`${label} must be a non-negative epoch millisecond number`)
+    if (!Number.isFinite(value) || value < 0 || value > MAX_TIME) throw invalid(`${label} must be a non-negative epoch millisecond number a Date holds (at most ${MAX_TIME})`)
     return Math.floor(value)
   }
   if (typeof value !== 'string') throw invalid(`${label} must be an ISO time ("2026-11-30T09:00:00Z") or relative ("2h ago")`)

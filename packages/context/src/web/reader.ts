@@ -177,11 +177,13 @@ export class ShadowContextReader extends TypertRemoteService {
     try {
       const { scope, ...args } = fields(request, SEARCH_FIELDS) as SearchArgs & { scope?: unknown }
       const within = scopeOf(scope)
-      const outcome = await (await this.resolver(session, within)).search(args)
+      const resolver = await this.resolver(session, within)
+      const outcome = await resolver.search(args)
       return {
         ok: true,
         value: {
-          query: String(args.query),
+          // echoed as the store keeps text: a secret typed into the search box is not sent back
+          query: resolver.scope.redact === undefined ? String(args.query) : resolver.scope.redact(String(args.query)),
           scope: within,
           matched: outcome.matched,
           hits: outcome.hits.map(hit => ({

@@ -18,7 +18,7 @@ import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
 import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
-import { windowDays, withoutTime } from '../days.ts'
+import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
 
 /** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
 const PAIRING_POOL = 30
@@ -51,6 +51,11 @@ function checkOptions(options: SearchOptions): { limit: number; rankWindow: numb
   assertNames(options.excludeSourceKinds, 'excludeSourceKinds')
   assertNames(options.excludeToolNames, 'excludeToolNames')
   if (options.beforeSeq !== undefined) assertSeq(options.beforeSeq, 'beforeSeq')
+  // a window's days are listed and spelled as dates (days.ts): only times a Date holds
+  for (const name of ['timeFrom', 'timeTo'] as const) {
+    const time = options[name]
+    if (time !== undefined && (typeof time !== 'number' || !(Math.abs(time) <= MAX_TIME))) throw invalid(`${name} must be epoch milliseconds`)
+  }
   return { limit, rankWindow }
 }
 
@@ -215,6 +220,15 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
   // a word's translations in scope (glossary.ts): a hit holding one answers the word too
   const translationsOf = (word: string): BridgeTerm[] => bridges.filter(bridge => (CJK.test(word) ? word.includes(bridge.source) || bridge.source.includes(word) : bridge.source === word))
+  const held = new Map<string, Promise<boolean>>()
+  const confirmed = async (found: readonly BridgeTerm[]): Promise<BridgeTerm[]> => {
+    const checks = found.map(bridge => {
+      if (!held.has(bridge.scan)) held.set(bridge.scan, Promise.resolve(backend.searchIndex({ segments, ...exclusions, index: 'words', terms: [bridge.index], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })).then(result => result.hits.length > 0))
+      return held.get(bridge.scan)!
+    })
+    const kept = await Promise.all(checks)
+    return found.filter((_, index) => kept[index])
+  }
   const scanned = [...new Set([...stems, ...bridges.map(bridge => bridge.scan)])]
   const hitScans = hits.map(hit => {
     const covered = new Set<string>()
@@ -231,7 +245,9 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
       const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
       inScope = found.hits.length === 0 ? 0 : inScope
     }
-    const translations = translationsOf(word)
+    // the scope's counts behind `bridges` ignore fork bounds too: a reported translation is one
+    // the searcher's own rows hold (else a fork hears what its parent said after the fork)
+    const translations = inScope > 0 ? translationsOf(word) : await confirmed(translationsOf(word))
     const own = stems[words.indexOf(word)]!
     const inHits = hitScans.filter(covered => covered.has(own) || translations.some(bridge => covered.has(bridge.scan))).length
     report.push({
