@@ -488,8 +488,10 @@ export class ShadowCapture extends Service {
   /** Follow compaction/summary → replacing checkpoint message, for any engine. */
   private checkpointStep(session: Session, event: SessionEvent, summary: PendingSummary | undefined): PendingSummary | undefined {
     const step = stepCheckpoint(session.id, event, summary)
-    if (step.checkpoint !== undefined) this.register(session, this.state(session))
-    if (step.checkpoint !== undefined) this.enqueue({ op: 'checkpoint', elide: true, checkpoint: step.checkpoint }, 1)
+    if (step.checkpoint !== undefined) {
+      this.register(session, this.state(session))
+      this.enqueue({ op: 'checkpoint', elide: true, checkpoint: step.checkpoint }, 1)
+    }
     return step.summary
   }
 
