@@ -77,6 +77,25 @@ describe('ShadowStore on PostgreSQL', () => {
     expect(await writers[2]!.integrityCheck()).toEqual([])
     await Promise.all(writers.map(writer => writer.close()))
   })
+  it('registers a session exactly once when many writers see it first at the same instant', async () => {
+    // two inserts of one new session race past the primary-key pre-check; the tag's unique index
+    // must not turn the loser into an error (seen once in CI, ~0.3% of such races before the fix)
+    const writers = await Promise.all(Array.from({ length: 8 }, () => ShadowStore.open(target.server().storeDsn('many_race'))))
+    const rounds = 400
+    for (let round = 0; round < rounds; round += 1) {
+      const sessionId = `race-${round}`
+      await Promise.all(writers.map((writer, index) => index % 2 === 0
+        ? writer.registerSession({ sessionId, workspace: `/w${round}` })
+        : writer.append([message(sessionId, index, `writer ${index} in round ${round}`)])))
+    }
+    const sessions = await writers[0]!.sessions()
+    expect(sessions).toHaveLength(rounds)
+    for (const session of sessions) {
+      expect(session.workspace).toBe(`/w${session.sessionId.slice(5)}`)
+      expect(session.messageCount).toBe(4)
+    }
+    await Promise.all(writers.map(writer => writer.close()))
+  })
   it('enforces maxBytes: a write past the ceiling fails with FULL and changes nothing; a larger ceiling takes it', async () => {
     const location = target.server().storeDsn('full_one')
     const store = await ShadowStore.open(location)

@@ -68,16 +68,31 @@ export class PostgresBackend implements ShadowBackend {
     await this.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
   }
 
+  /**
+   * Insert-then-update, not one ON CONFLICT (session_id) upsert: when two writers insert a new session
+   * at the same instant, the tag's unique index is not an arbiter of that upsert and the loser would
+   * fail with a unique violation. DO NOTHING without a target arbitrates on every unique index; the
+   * update then runs on a fresh snapshot and finds the winner's row.
+   */
   async upsertSession(input: ShadowSessionInput & { readonly tag: string }): Promise<void> {
     this.assertWritable('write session')
-    await this.query('write session', `
+    const inserted = await this.query('write session', `
       INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-      ON CONFLICT (session_id) DO UPDATE SET
-        parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id),
-        fork_seq = coalesce(excluded.fork_seq, sessions.fork_seq),
-        workspace = coalesce(excluded.workspace, sessions.workspace),
-        created_at = coalesce(sessions.created_at, excluded.created_at)`,
+      ON CONFLICT DO NOTHING RETURNING 1 AS one`,
     [input.sessionId, input.tag, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null])
+    if (inserted.length > 0) return
+    const updated = await this.query('write session', `
+      UPDATE sessions SET
+        parent_session_id = coalesce($2, parent_session_id),
+        fork_seq = coalesce($3, fork_seq),
+        workspace = coalesce($4, workspace),
+        created_at = coalesce(created_at, $5)
+      WHERE session_id = $1 RETURNING tag`,
+    [input.sessionId, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null])
+    if (updated.length === 0) {
+      // the tag went to another session between our lookup and this insert; nothing was written
+      throw new ShadowStoreError('CONFLICT', `shadow store ${this.path}: tag ${input.tag} of session ${input.sessionId} was just taken by another session; retry the write`)
+    }
   }
 
   async getSession(sessionId: string): Promise<ShadowSession | undefined> {
