@@ -3,23 +3,27 @@
  *
  * One stream of the shared synthetic corpus (bench/corpus.ts, sessions of 10k messages) is loaded
  * through the real store path (`store.append`, analyzer included) into a PostgreSQL store on a
- * real server started here (loopback, temp data dir, fsync on) and into a SQLite file, batch by
- * batch, up to the first size (SQLite: 1M). PostgreSQL loads in bulk mode (its two text indexes
- * dropped during the load and built once after it, `PostgresBackend.beginBulkLoad`); sizes past
- * what was generated (BENCH_SCALE_SIZES, default 1M,3M,10M) are reached by copying the generated
- * sessions server-side into new sessions with later times (`BulkLoad.copySession`: the same text,
- * so every term keeps its rate; a planted needle appears once per copy). At each size, per backend:
+ * real server started here (loopback, fsync on) and into a SQLite file, batch by batch, up to the
+ * first size (SQLite: 1M). PostgreSQL loads in bulk mode (its two text indexes dropped during the
+ * load and built once after it, both at once, `PostgresBackend.beginBulkLoad`). Each PostgreSQL
+ * size is its own store (schema `scale_<n>`): sizes past what was generated (BENCH_SCALE_SIZES,
+ * default 1M,3M,10M) are filled by copying the generated sessions server-side from the first
+ * store, round r shifted r×365 days later (`BulkLoad.copySession`: the same text, so every term
+ * keeps its rate; a planted needle appears once per copy). At each size, per backend:
  *  - search latency p50/p99 per query class (store-wide classes search every session, the
  *    session class one session and its lineage — what the model's tools do by default) in three
  *    conditions: idle, while 1 writer process appends, while 4 writer processes append (the same
  *    number of new messages in total; writers are separate OS processes, as hosts would be);
  *  - ingest rate of the bulk load (one process) and of the 1- and 4-writer phases;
- *  - lost: messages the writers were sent that the store does not hold (stored count vs expected);
+ *  - lost: messages the writers were sent that the store does not hold (count before + sent − count after);
  *  - bytes per message (database size incl. indexes / messages) and per text byte.
  * Before each size it checks free disk (estimated bytes/msg from what is already stored, within
- * BENCH_SCALE_DISK_GB, default 35) and stops at the largest size that fits, saying so; so does a
- * size that would start after BENCH_SCALE_DEADLINE_MIN minutes (default none). Sizes are
- * cumulative: the 3M store is the 1M one grown.
+ * BENCH_SCALE_DISK_GB, default 60) and stops at the largest size that fits, saying so; so does a
+ * size that would start after BENCH_SCALE_DEADLINE_MIN minutes (default none).
+ *
+ * BENCH_SCALE_KEEP=<dir> keeps the server's data directory and the SQLite file there: a later run
+ * reuses every size already built (its build figures, with the time and load they were taken at,
+ * come from <dir>/built.json) and first forgets the sessions earlier runs' writers added.
  *
  * Ends with `RESULT scale backend=postgres messages=<largest PG size> p99_ms=<worst class p99 with 4
  * writers> writers=4 lost=<n> bytes_per_msg=<n>`.
@@ -27,11 +31,11 @@
  * Env: BENCH_SCALE_SIZES, BENCH_SCALE_GENERATE (messages generated through the analyzer, default
  * the smallest size), BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
  * BENCH_SCALE_EXTRA (messages the writers add per phase, default 20000), BENCH_SCALE_REPS (idle
- * runs per query, default 5).
+ * runs per query, default 5), BENCH_SCALE_KEEP, BENCH_SCALE_DISK_GB, BENCH_SCALE_DEADLINE_MIN.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PostgresBackend, ShadowStore, SqliteBackend, type SearchOptions, type ShadowMessageInput } from '@dsh-shadow/store'
@@ -45,7 +49,8 @@ const SQLITE_SIZE = Number(process.env['BENCH_SCALE_SQLITE'] ?? 1_000_000)
 const EXTRA = Number(process.env['BENCH_SCALE_EXTRA'] ?? 20_000)
 const REPS = Math.max(3, Number(process.env['BENCH_SCALE_REPS'] ?? 5))
 const GENERATE = Number(process.env['BENCH_SCALE_GENERATE'] ?? PG_SIZES[0] ?? 1_000_000)
-const DISK_BUDGET = Number(process.env['BENCH_SCALE_DISK_GB'] ?? 35) * 1e9
+const DISK_BUDGET = Number(process.env['BENCH_SCALE_DISK_GB'] ?? 60) * 1e9
+const KEEP = process.env['BENCH_SCALE_KEEP']
 const DEADLINE_MIN = Number(process.env['BENCH_SCALE_DEADLINE_MIN'] ?? Number.POSITIVE_INFINITY)
 const BATCH = 2_000
 const LIMIT = 10
@@ -53,16 +58,28 @@ const LIMIT = 10
 const GUESS_BYTES_PER_MSG = 8_000
 const WRITER = fileURLToPath(new URL('./scale-writer.ts', import.meta.url))
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-scale-'))
-const server = await startPostgres({ durable: true, settings: { shared_buffers: '512MB', max_wal_size: '4GB', checkpoint_timeout: '15min' } })
-const pg = await ShadowStore.open(server.storeDsn('scale'))
-const lite = SQLITE_SIZE > 0 ? await ShadowStore.open(join(dir, 'scale.db')) : undefined
-const targets = [{ name: 'postgres', store: pg, location: server.storeDsn('scale') }, ...(lite === undefined ? [] : [{ name: 'sqlite', store: lite, location: join(dir, 'scale.db') }])]
+const dir = KEEP ?? mkdtempSync(join(tmpdir(), 'bench-scale-'))
+mkdirSync(dir, { recursive: true })
+const PG_SETTINGS = { shared_buffers: '512MB', max_wal_size: '4GB', checkpoint_timeout: '15min' }
+const server = await startPostgres({ durable: true, settings: PG_SETTINGS, ...(KEEP === undefined ? {} : { keepDir: join(KEEP, 'pg') }) })
 
 /** What this run may still write: the disk's free space, within the budget (counting what the server already holds). */
-function freeBytes(used = 0): number {
-  const stats = statfsSync(tmpdir())
-  return Math.min(stats.bavail * stats.bsize, DISK_BUDGET - used)
+function freeBytes(): number {
+  const stats = statfsSync(dir)
+  return Math.min(stats.bavail * stats.bsize, DISK_BUDGET - usedBytes())
+}
+
+/** What this run's directory (server data, SQLite files) holds now. */
+function usedBytes(): number {
+  const walk = (path: string): number => {
+    try {
+      const entry = statSync(path)
+      return entry.isDirectory() ? readdirSync(path).reduce((sum, name) => sum + walk(join(path, name)), 0) : entry.size
+    } catch {
+      return 0 // removed while we looked (WAL segments)
+    }
+  }
+  return walk(dir)
 }
 
 interface Samples { [cls: string]: number[] }
@@ -121,112 +138,179 @@ async function writePhase(store: ShadowStore, location: string, writers: number,
 
 // ---- run ------------------------------------------------------------------------------------------
 
-const generator = new Generator()
-let loaded = 0
-const loadMs = new Map<string, number>(targets.map(target => [target.name, 0]))
-const expected = new Map<string, number>(targets.map(target => [target.name, 0]))
+interface Built { messages: number; generatedRate?: number; indexS?: number; copiedRate?: number; minutes: number; at: string; load: string }
+const builtFile = join(dir, 'built.json')
+const built: Record<string, Built> = existsSync(builtFile) ? JSON.parse(readFileSync(builtFile, 'utf8')) as Record<string, Built> : {}
+const saveBuilt = (): void => writeFileSync(builtFile, `${JSON.stringify(built, null, 2)}\n`)
+const load = (): string => loadavg().map(value => value.toFixed(1)).join(' ')
+
 const rows: Array<readonly unknown[]> = []
 const ingestRows: Array<readonly unknown[]> = []
 const worst: { p99: number; lost: number; bytesPerMsg: number; messages: number } = { p99: 0, lost: 0, bytesPerMsg: 0, messages: 0 }
-const sizes = [...new Set([...PG_SIZES, ...(SQLITE_SIZE > 0 ? [SQLITE_SIZE] : [])])].toSorted((a, b) => a - b)
 const notes: string[] = []
-/** Sessions copied in round r are shifted r years later: newer than every generated one. */
-const COPY_SHIFT_MS = 365 * 24 * 3_600_000
-let indexMs = 0
-let copiedMs = 0
-console.log(`bench:scale: PostgreSQL sizes ${PG_SIZES.join(', ')}, SQLite ${SQLITE_SIZE || 'skipped'}; writers add ${EXTRA} messages per phase; ${REPS} idle runs per query; free disk ${(freeBytes() / 1e9).toFixed(1)} GB`)
+const generated = Math.ceil(GENERATE / SESSION_SIZE)
+const baseKey = `postgres-${PG_SIZES[0]}`
+const liteKey = `sqlite-${SQLITE_SIZE}`
+console.log(`bench:scale: PostgreSQL sizes ${PG_SIZES.join(', ')}, SQLite ${SQLITE_SIZE || 'skipped'}; writers add ${EXTRA} messages per phase; ${REPS} idle runs per query; free disk ${(freeBytes() / 1e9).toFixed(1)} GB; load average ${load()}${KEEP === undefined ? '' : `; keeping the stores (built: ${Object.keys(built).join(', ') || 'none'})`}`)
 
-for (const size of sizes) {
-  const active = targets.filter(target => (target.name === 'postgres' ? PG_SIZES.includes(size) || PG_SIZES.some(big => big > size) : size <= SQLITE_SIZE))
-  // disk: what the rows still to load will take at the measured bytes per message (or a guess), plus the writer phases
-  let perMsg = 0
-  for (const target of active) {
-    const stats = await target.store.stats()
-    perMsg += stats.messages > 10_000 ? stats.bytes / stats.messages * 1.5 : GUESS_BYTES_PER_MSG
-  }
-  const need = (size - loaded + 2 * EXTRA) * perMsg
-  let used = 0
-  for (const target of targets) used += (await target.store.stats()).bytes
-  if (need > freeBytes(used) * 0.85) {
-    notes.push(`size ${size}: needs ~${(need / 1e9).toFixed(1)} GB, ${(freeBytes(used) / 1e9).toFixed(1)} GB free within the ${DISK_BUDGET / 1e9} GB budget — not run; the largest size run is ${loaded}`)
-    console.log(notes.at(-1))
-    break
-  }
-  if ((performance.now() - started) / 60_000 > DEADLINE_MIN) {
-    notes.push(`size ${size}: not started, the run is past its ${DEADLINE_MIN} min deadline; the largest size run is ${loaded}`)
-    console.log(notes.at(-1))
-    break
-  }
-  // generate up to `size` (at most GENERATE), one batch into each backend in turn; PostgreSQL in bulk mode
-  const bulk = loaded < Math.min(size, GENERATE) && active.some(target => target.name === 'postgres') ? await (pg.backend as PostgresBackend).beginBulkLoad() : undefined
-  while (loaded < Math.min(size, GENERATE)) {
-    const batch: ShadowMessageInput[] = []
-    for (let index = 0; index < BATCH && loaded < size; index += 1, loaded += 1) batch.push(generator.next())
-    for (const target of active) {
-      const begin = performance.now()
-      await target.store.append(batch)
-      loadMs.set(target.name, loadMs.get(target.name)! + performance.now() - begin)
-      expected.set(target.name, expected.get(target.name)! + batch.length)
-    }
-    if (loaded % 100_000 === 0) console.log(`  loaded ${loaded} (${((performance.now() - started) / 60_000).toFixed(1)} min)`)
-  }
-  // past what was generated: copy generated sessions server-side into new ones (PostgreSQL only)
-  const copying = loaded < size ? bulk ?? await (pg.backend as PostgresBackend).beginBulkLoad() : bulk
-  const copyBegin = performance.now()
-  for (let round = 1; loaded < size; round += 1) {
-    const generated = Math.ceil(GENERATE / SESSION_SIZE)
-    for (let source = 0; source < generated && loaded < size; source += 1) {
-      const target = `${sessionId(source)}-copy${round}`
-      await pg.registerSession({ sessionId: target })
-      const copied = await copying!.copySession(sessionId(source), target, round * COPY_SHIFT_MS)
-      loaded += copied
-      expected.set('postgres', expected.get('postgres')! + copied)
-    }
-    console.log(`  copied up to ${loaded} (${((performance.now() - started) / 60_000).toFixed(1)} min)`)
-  }
-  const copyMs = performance.now() - copyBegin
-  if (copying !== undefined) {
-    const begin = performance.now()
-    await copying.end()
-    indexMs += performance.now() - begin
-    copiedMs += copyMs
-  }
-  for (const target of active) {
-    const begin = performance.now()
-    if (target.name === 'postgres') await target.store.vacuum() // VACUUM ANALYZE: the planner's statistics
-    else (target.store.backend as SqliteBackend).optimize()
-    const maintenanceS = (performance.now() - begin) / 1000
-    const idle = await idleSearches(target.store)
-    const one = await writePhase(target.store, target.location, 1, `n${size}-one`)
-    const four = await writePhase(target.store, target.location, 4, `n${size}-four`)
-    expected.set(target.name, expected.get(target.name)! + one.sent + four.sent)
-    const stats = await target.store.stats()
-    const lost = expected.get(target.name)! - stats.messages
-    const bytesPerMsg = stats.bytes / stats.messages
-    const pgOnly = (value: string): string => (target.name === 'postgres' ? value : '-')
-    ingestRows.push([target.name, size, (Math.min(size, GENERATE) / (loadMs.get(target.name)! / 1000)).toFixed(0), pgOnly((indexMs / 1000).toFixed(0)),
-      pgOnly(copiedMs > 0 ? ((size - Math.min(size, GENERATE)) / (copiedMs / 1000)).toFixed(0) : '-'), maintenanceS.toFixed(1), one.rate.toFixed(0), four.rate.toFixed(0), lost, bytesPerMsg.toFixed(0), (stats.bytes / stats.textBytes).toFixed(2)])
-    let fourP99 = 0
-    for (const cls of CLASSES) {
-      const cell = (samples: Samples): string => `${percentile(samples[cls.name]!, 0.5).toFixed(1)} / ${percentile(samples[cls.name]!, 0.99).toFixed(1)} (${samples[cls.name]!.length})`
-      rows.push([target.name, size, `${cls.name}${cls.session ? ' (session)' : ''}`, cell(idle), cell(one.samples), cell(four.samples)])
-      if (four.samples[cls.name]!.length > 0) fourP99 = Math.max(fourP99, percentile(four.samples[cls.name]!, 0.99))
-    }
-    if (target.name === 'postgres') Object.assign(worst, { p99: fourP99, lost, bytesPerMsg, messages: size })
-    console.log(`  ${target.name} at ${size}: done (${((performance.now() - started) / 60_000).toFixed(1)} min)`)
-  }
-  if (loaded >= Math.max(...PG_SIZES)) break
+/** A kept store is reused only when its build finished (recorded) and it still holds what it had. */
+async function reusable(key: string, store: ShadowStore): Promise<boolean> {
+  const entry = built[key]
+  if (entry === undefined) return false
+  // earlier runs' writers: their sessions are not generated ones
+  for (const session of await store.sessions()) if (!session.sessionId.startsWith('bench-s')) await store.forget(session.sessionId, { force: true })
+  return (await store.stats()).messages === entry.messages
 }
 
-printTable('ingest (generated: messages/s through store.append, one process, batches of 2000, PostgreSQL in bulk mode without its text indexes; index build: both text indexes built after the load (cumulative); copied: server-side session copies; phases: writer processes, batches of 500, searches running)',
-  ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
-printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages`,
+/** Disk this build needs (rows still to load at the measured bytes per message, or a guess) fits? */
+async function fits(size: number, label: string): Promise<boolean> {
+  let perMsg = GUESS_BYTES_PER_MSG
+  for (const store of open.values()) {
+    const stats = await store.stats()
+    if (stats.messages > 10_000) perMsg = Math.min(perMsg, stats.bytes / stats.messages * 1.5)
+  }
+  const need = (size + 4 * EXTRA) * perMsg
+  if (need <= freeBytes() * 0.85) return true
+  notes.push(`${label}: needs ~${(need / 1e9).toFixed(1)} GB, ${(freeBytes() / 1e9).toFixed(1)} GB free within the ${DISK_BUDGET / 1e9} GB budget — not built`)
+  console.log(notes.at(-1))
+  return false
+}
+
+const open = new Map<string, ShadowStore>()
+async function storeOf(key: string): Promise<ShadowStore> {
+  let store = open.get(key)
+  if (store === undefined) {
+    store = await ShadowStore.open(locationOf(key))
+    open.set(key, store)
+  }
+  return store
+}
+function locationOf(key: string): string {
+  const [backend, size] = key.split('-') as [string, string]
+  return backend === 'postgres' ? server.storeDsn(`scale_${size}`) : join(dir, `scale-${size}.db`)
+}
+
+/** Generate the first PostgreSQL size and the SQLite size (whichever is not reused), batch by batch into each. */
+async function generate(): Promise<boolean> {
+  const wanted: Array<{ key: string; store: ShadowStore; size: number; ms: number }> = []
+  for (const [key, size] of [[baseKey, Math.min(PG_SIZES[0]!, GENERATE)], [liteKey, SQLITE_SIZE]] as const) {
+    if (size <= 0) continue
+    const store = await storeOf(key)
+    if (await reusable(key, store)) continue
+    if (!(await fits(size, key))) return false
+    wanted.push({ key, store, size, ms: 0 })
+  }
+  if (wanted.length === 0) return true
+  const begin = performance.now()
+  const base = wanted.find(entry => entry.key === baseKey)
+  const bulk = base === undefined ? undefined : await (base.store.backend as PostgresBackend).beginBulkLoad()
+  const generator = new Generator()
+  const most = Math.max(...wanted.map(entry => entry.size))
+  for (let loaded = 0; loaded < most;) {
+    const batch: ShadowMessageInput[] = []
+    for (let index = 0; index < BATCH && loaded < most; index += 1, loaded += 1) batch.push(generator.next())
+    for (const entry of wanted) {
+      const part = batch.slice(0, Math.max(0, entry.size - (loaded - batch.length)))
+      if (part.length === 0) continue
+      const start = performance.now()
+      await entry.store.append(part)
+      entry.ms += performance.now() - start
+    }
+    if (loaded % 100_000 === 0) console.log(`  generated ${loaded} (${((performance.now() - started) / 60_000).toFixed(1)} min, load ${load()})`)
+  }
+  let indexS: number | undefined
+  if (bulk !== undefined) {
+    const start = performance.now()
+    await bulk.end()
+    indexS = (performance.now() - start) / 1000
+  }
+  for (const entry of wanted) {
+    built[entry.key] = { messages: (await entry.store.stats()).messages, generatedRate: entry.size / (entry.ms / 1000), ...(entry.key === baseKey && indexS !== undefined ? { indexS } : {}), minutes: (performance.now() - begin) / 60_000, at: new Date().toISOString(), load: load() }
+    saveBuilt()
+  }
+  return true
+}
+
+/** A PostgreSQL size past the generated one: generated sessions copied server-side from the first store, rounds shifted a year each. */
+async function grow(size: number): Promise<boolean> {
+  const key = `postgres-${size}`
+  const store = await storeOf(key)
+  if (await reusable(key, store)) return true
+  if (!(await fits(size, key))) return false
+  const begin = performance.now()
+  const bulk = await (store.backend as PostgresBackend).beginBulkLoad()
+  let copied = (await store.stats()).messages
+  for (let round = 0; copied < size; round += 1) {
+    for (let source = 0; source < generated && copied < size; source += 1) {
+      const target = round === 0 ? sessionId(source) : `${sessionId(source)}-copy${round}`
+      if (((await store.session(target))?.messageCount ?? 0) > 0) continue // a killed earlier build got this far
+      await store.registerSession({ sessionId: target })
+      copied += await bulk.copySession(sessionId(source), target, round * 365, `scale_${PG_SIZES[0]}`)
+    }
+    console.log(`  ${key}: copied up to ${copied} (${((performance.now() - started) / 60_000).toFixed(1)} min, load ${load()})`)
+  }
+  const copyMs = performance.now() - begin
+  const start = performance.now()
+  await bulk.end()
+  built[key] = { messages: (await store.stats()).messages, copiedRate: size / (copyMs / 1000), indexS: (performance.now() - start) / 1000, minutes: (performance.now() - begin) / 60_000, at: new Date().toISOString(), load: load() }
+  saveBuilt()
+  return true
+}
+
+async function measure(key: string): Promise<void> {
+  const [name, sizeText] = key.split('-') as [string, string]
+  const size = Number(sizeText)
+  const store = await storeOf(key)
+  const begin = performance.now()
+  if (name === 'postgres') await store.vacuum() // VACUUM ANALYZE: the planner's statistics
+  else (store.backend as SqliteBackend).optimize()
+  const maintenanceS = (performance.now() - begin) / 1000
+  const loadIdle = load()
+  const idle = await idleSearches(store)
+  const before = (await store.stats()).messages
+  const one = await writePhase(store, locationOf(key), 1, `n${size}-one`)
+  const loadOne = load()
+  const four = await writePhase(store, locationOf(key), 4, `n${size}-four`)
+  const loadFour = load()
+  const stats = await store.stats()
+  const lost = before + one.sent + four.sent - stats.messages
+  const bytesPerMsg = stats.bytes / stats.messages
+  const entry = built[key] ?? built[baseKey]
+  const fixed = (value: number | undefined, digits = 0): string => value === undefined ? '-' : value.toFixed(digits)
+  ingestRows.push([name, size, fixed(entry?.generatedRate), fixed(entry?.indexS), fixed(entry?.copiedRate), entry === undefined ? '-' : `${entry.at.slice(0, 16)} (${entry.minutes.toFixed(1)} min, load ${entry.load})`,
+    maintenanceS.toFixed(1), one.rate.toFixed(0), four.rate.toFixed(0), lost, bytesPerMsg.toFixed(0), (stats.bytes / stats.textBytes).toFixed(2)])
+  let fourP99 = 0
+  for (const cls of CLASSES) {
+    const cell = (samples: Samples): string => `${percentile(samples[cls.name]!, 0.5).toFixed(1)} / ${percentile(samples[cls.name]!, 0.99).toFixed(1)} (${samples[cls.name]!.length})`
+    rows.push([name, size, `${cls.name}${cls.session ? ' (session)' : ''}`, cell(idle), cell(one.samples), cell(four.samples)])
+    if (four.samples[cls.name]!.length > 0) fourP99 = Math.max(fourP99, percentile(four.samples[cls.name]!, 0.99))
+  }
+  rows.push([name, size, 'load average (1 5 15 min)', loadIdle, loadOne, loadFour])
+  if (name === 'postgres') Object.assign(worst, { p99: fourP99, lost, bytesPerMsg, messages: size })
+  console.log(`  ${key}: measured (${((performance.now() - started) / 60_000).toFixed(1)} min, load ${load()})`)
+}
+
+if (await generate()) {
+  if (SQLITE_SIZE > 0) await measure(liteKey)
+  for (const size of PG_SIZES) {
+    if ((performance.now() - started) / 60_000 > DEADLINE_MIN) {
+      notes.push(`size ${size}: not started, the run is past its ${DEADLINE_MIN} min deadline`)
+      console.log(notes.at(-1))
+      break
+    }
+    if (size > PG_SIZES[0]! && !(await grow(size))) break
+    await measure(`postgres-${size}`)
+  }
+}
+
+printTable('ingest (generated: messages/s through store.append, one process, batches of 2000, PostgreSQL in bulk mode without its text indexes; index build: both text indexes built after the load, at once; copied: server-side session copies; built: when, how long, load average then; phases: writer processes, batches of 500, searches running)',
+  ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'built (UTC)', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
+printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages; last row per size: load average after each condition`,
   ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers'], rows)
 for (const note of notes) console.log(note)
-console.log(`conditions: one machine (${(await import('node:os')).cpus().length} cores) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, shared_buffers 512MB; SQLite WAL, synchronous normal`)
+console.log(`conditions: one machine (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, ${Object.entries(PG_SETTINGS).map(([k, v]) => `${k} ${v}`).join(', ')}; SQLite WAL, synchronous normal`)
 console.log(`total wall time ${((performance.now() - started) / 60_000).toFixed(1)} min`)
-await pg.close()
-await lite?.close()
+for (const store of open.values()) await store.close()
 server.stop()
-rmSync(dir, { recursive: true, force: true })
+if (KEEP === undefined) rmSync(dir, { recursive: true, force: true })
 result('scale', { backend: 'postgres', messages: worst.messages, p99_ms: worst.p99.toFixed(1), writers: 4, lost: worst.lost, bytes_per_msg: worst.bytesPerMsg.toFixed(0) })

@@ -1,13 +1,14 @@
 /**
  * A real PostgreSQL server for tests and benchmarks: the machine's binaries, a temporary data
  * directory, listening only on 127.0.0.1 on a free port with its unix socket in the same temporary
- * directory. Nothing is written outside that directory, and `stop()` removes it.
+ * directory. Nothing is written outside that directory, and `stop()` removes it (unless it is a
+ * `keepDir` a benchmark reuses).
  *
  * PostgreSQL refuses to run as root: when the process is root, the server is initialised and run
  * as the `postgres` OS user (which the Debian package creates), owning the temporary directory.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,6 +37,11 @@ export interface PostgresOptions {
   readonly durable?: boolean
   /** Extra `-c name=value` server settings. */
   readonly settings?: Readonly<Record<string, string>>
+  /**
+   * A directory kept across runs (benchmarks reuse a built database): initialised on first use,
+   * started again on the next, and `stop()` only stops the server there, never deletes it.
+   */
+  readonly keepDir?: string
 }
 
 /** Where the PostgreSQL server binaries are, or undefined when this machine has none. */
@@ -71,8 +77,13 @@ let schemas = 0
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   const bin = postgresBinDir()
   if (bin === undefined) throw new Error('PostgreSQL server binaries not found (install the Debian package postgresql, or set PG_BINDIR)')
-  const dir = mkdtempSync(join(tmpdir(), 'shadow-pg-'))
+  const keep = options.keepDir
+  if (keep !== undefined) mkdirSync(keep, { recursive: true })
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'shadow-pg-'))
   const data = join(dir, 'data')
+  const remove = (): void => {
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true })
+  }
   const logFile = join(dir, 'server.log')
   const root = process.getuid?.() === 0
   if (root) {
@@ -86,9 +97,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     if (result.status !== 0) throw new Error(`${command} failed (${result.status ?? result.signal}): ${result.stderr}${result.stdout}${existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-2000) : ''}`)
   }
   try {
-    run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-instructions'])
+    if (!existsSync(join(data, 'PG_VERSION'))) run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-instructions'])
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true })
+    remove()
     throw error
   }
   const durable = options.durable === true
@@ -116,7 +127,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     } catch (error) {
       // another process may have taken the port between the probe and the start
       if (attempt >= 2) {
-        rmSync(dir, { recursive: true, force: true })
+        remove()
         throw error
       }
       port = await freePort()
@@ -131,7 +142,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   // a test process that ends without stop() must not leave a server running
   const onExit = (): void => {
     try {
-      if (!stopped) { stopped = true; halt('immediate'); rmSync(dir, { recursive: true, force: true }) }
+      if (!stopped) { stopped = true; halt(keep === undefined ? 'immediate' : 'fast'); remove() }
     } catch {
       // exiting anyway
     }
@@ -150,9 +161,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       stopped = true
       process.off('exit', onExit)
       try {
-        halt('immediate')
+        halt(keep === undefined ? 'immediate' : 'fast')
       } finally {
-        rmSync(dir, { recursive: true, force: true })
+        remove()
       }
     },
     log: () => existsSync(logFile) ? readFileSync(logFile, 'utf8') : '',

@@ -6,9 +6,9 @@
  * killed in between leaves the mark in meta, and the next writable open rebuilds the indexes.
  */
 import type pg from 'pg'
-import { BULK_LOAD_META, bulkLockKey, pgError, trgmSchema, type PgConnection } from './connection.ts'
+import { BULK_LOAD_META, bulkLockKey, pgError, SCHEMA_NAME, trgmSchema, type PgConnection } from './connection.ts'
 import { ShadowStoreError } from '../errors.ts'
-import { scopeLexeme, tsvectorText } from './tokens.ts'
+import { DAY_PREFIX, tsvectorText } from './tokens.ts'
 import { migrationSql, PG_TABLES, TEXT_INDEX_NAMES, TEXT_INDEXES_SQL } from './schema.ts'
 
 export class BulkLoad {
@@ -42,28 +42,37 @@ export class BulkLoad {
   }
 
   /**
-   * Copy every row of session `from` into session `to` (registered by the store beforehand, with
-   * no rows yet), server-side: seqs and content as they are, times shifted by `timeShift` ms, the
-   * scope lexeme and shadow ids rewritten for `to`. What grows a benchmark corpus past what the
-   * analyzer can produce in reasonable time (the rows are the same text, so term rates stay).
+   * Copy every row of session `from` (of this store, or of the store in schema `fromSchema` on the
+   * same database) into session `to` (registered by the store beforehand, with no rows yet),
+   * server-side: seqs and content as they are, times shifted by `shiftDays` whole days, the scope
+   * lexeme, the referred-day lexemes (shifted with the times) and shadow ids rewritten for `to`.
+   * What grows a benchmark corpus past what the analyzer can produce in reasonable time (the rows
+   * are the same text, so term rates stay).
    */
-  async copySession(from: string, to: string, timeShift: number): Promise<number> {
+  async copySession(from: string, to: string, shiftDays: number, fromSchema?: string): Promise<number> {
+    if (!Number.isInteger(shiftDays)) throw new ShadowStoreError('INVALID_INPUT', `copySession shifts by whole days (the referred-day lexemes move with the times), not ${shiftDays}`)
+    if (fromSchema !== undefined && !SCHEMA_NAME.test(fromSchema)) throw new ShadowStoreError('INVALID_INPUT', `schema ${JSON.stringify(fromSchema)} must be a lowercase SQL identifier`)
+    const source = fromSchema === undefined ? '' : `${fromSchema}.`
     try {
       await this.holder.query('BEGIN')
-      const tags = await this.holder.query<{ session_id: string; tag: string }>('SELECT session_id, tag FROM sessions WHERE session_id = ANY($1::text[])', [[from, to]])
-      const tagOf = (id: string): string => {
-        const found = tags.rows.find(row => row.session_id === id)
+      const tagOf = async (table: string, id: string): Promise<string> => {
+        const found = (await this.holder.query<{ tag: string }>(`SELECT tag FROM ${table} WHERE session_id = $1`, [id])).rows[0]
         if (found === undefined) throw new ShadowStoreError('NOT_FOUND', `session ${id} is not in the shadow store`)
         return found.tag
       }
+      await tagOf(`${source}sessions`, from) // the source must exist: NOT_FOUND, not an empty copy
+      const toTag = await tagOf('sessions', to)
       const inserted = await this.holder.query(`
-        INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, text, words, grams)
-        SELECT $2, m.seq, $3 || '.' || m.seq, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time + $4, m.tokens, m.hash, m.event_json, m.text,
-          ts_delete(m.words, $5::text) || $6::tsvector, m.grams
-        FROM messages m WHERE m.session_id = $1 ORDER BY m.seq
+        INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text, words, grams)
+        SELECT $2, m.seq, $3 || '.' || m.seq, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time + $4::bigint * 86400000, m.tokens, m.hash, m.event_json, m.event_bytes, m.text,
+          ts_delete(m.words, ARRAY(SELECT u.lexeme FROM unnest(m.words) u WHERE u.lexeme LIKE '~%')) || $5::tsvector
+            || coalesce((SELECT array_to_tsvector(array_agg('${DAY_PREFIX}' || to_char(to_date(substr(u.lexeme, ${DAY_PREFIX.length + 1}), 'YYYYMMDD') + $4::int, 'YYYYMMDD')))
+              FROM unnest(m.words) u WHERE u.lexeme LIKE '${DAY_PREFIX}%'), ''::tsvector),
+          m.grams
+        FROM ${source}messages m WHERE m.session_id = $1 ORDER BY m.seq
         ON CONFLICT (session_id, seq) DO NOTHING`,
-      [from, to, tagOf(to), timeShift, scopeLexeme(tagOf(from)), tsvectorText('', tagOf(to))])
-      await this.holder.query('INSERT INTO message_calls(session_id, call_id, seq) SELECT $2, call_id, seq FROM message_calls WHERE session_id = $1 ON CONFLICT DO NOTHING', [from, to])
+      [from, to, toTag, shiftDays, tsvectorText('', toTag)])
+      await this.holder.query(`INSERT INTO message_calls(session_id, call_id, seq) SELECT $2, call_id, seq FROM ${source}message_calls WHERE session_id = $1 ON CONFLICT DO NOTHING`, [from, to])
       await this.holder.query(`
         UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
         FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
@@ -77,24 +86,31 @@ export class BulkLoad {
   }
 
   /**
-   * Build the text indexes (sorting in `memory` on this connection, with no statement timeout:
-   * minutes for millions of rows), then VACUUM ANALYZE.
+   * Build the text indexes, each on its own connection at the same time (PostgreSQL 15 builds a
+   * GIN index in one process; two builds use two cores), sorting in `memory` each, with no
+   * statement timeout: minutes for millions of rows. Then VACUUM ANALYZE. A loader killed in
+   * between leaves the meta mark: the next writable open builds what is missing.
    */
   async end(memory = '512MB'): Promise<void> {
+    const builders: pg.PoolClient[] = []
     try {
-      await this.holder.query(`SET maintenance_work_mem = '${memory.replace(/[^0-9A-Za-z]/g, '')}'`)
-      await this.holder.query('SET statement_timeout = 0')
-      await this.holder.query('BEGIN')
       const trgm = await trgmSchema(this.holder)
-      await this.holder.query(migrationSql(TEXT_INDEXES_SQL, trgm))
+      const statements = migrationSql(TEXT_INDEXES_SQL, trgm).split(';').map(sql => sql.trim()).filter(sql => sql.length > 0)
+      for (const _ of statements) builders.push(await this.connection.pool.connect())
+      await Promise.all(statements.map(async (sql, index) => {
+        const db = builders[index]!
+        await db.query(`SET maintenance_work_mem = '${memory.replace(/[^0-9A-Za-z]/g, '')}'`)
+        await db.query('SET statement_timeout = 0')
+        await db.query(sql)
+      }))
       await this.holder.query('DELETE FROM meta WHERE key = $1', [BULK_LOAD_META])
-      await this.holder.query('COMMIT')
+      await this.holder.query('SET statement_timeout = 0')
       for (const table of PG_TABLES) await this.holder.query(`VACUUM (ANALYZE) ${table}`)
       await this.holder.query('SELECT pg_advisory_unlock($1)', [bulkLockKey(this.connection.location.schema)])
     } catch (error) {
-      await this.holder.query('ROLLBACK').catch(() => {})
       throw pgError(error, 'end bulk load', this.connection.location.display)
     } finally {
+      for (const db of builders) db.release(true)
       this.holder.release(true)
     }
   }

@@ -42,7 +42,7 @@ export function displayLocation(location: string): string {
   }
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 export const DEFAULT_SCHEMA = 'dsh_shadow'
 
 export interface PostgresLocation {

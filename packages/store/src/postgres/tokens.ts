@@ -44,9 +44,12 @@ function quote(lexeme: string): string {
   return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
 }
 
+/** What starts a day lexeme (then yyyymmdd). */
+export const DAY_PREFIX = '~d:'
+
 /** The lexeme of a UTC day a row's time words refer to (days.ts; cannot collide, like the scope's). */
 export function dayLexeme(day: number): string {
-  return `~d:${dayKey(day)}`
+  return `${DAY_PREFIX}${dayKey(day)}`
 }
 
 /** tsvector input of a row: its word lexemes, its scope lexeme and the days it refers to. */
