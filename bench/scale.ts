@@ -31,7 +31,8 @@
  * Env: BENCH_SCALE_SIZES, BENCH_SCALE_GENERATE (messages generated through the analyzer, default
  * the smallest size), BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
  * BENCH_SCALE_EXTRA (messages the writers add per phase, default 20000), BENCH_SCALE_REPS (idle
- * runs per query, default 5), BENCH_SCALE_KEEP, BENCH_SCALE_DISK_GB, BENCH_SCALE_DEADLINE_MIN.
+ * runs per query, default 5), BENCH_SCALE_KEEP, BENCH_SCALE_MEASURE (0: build and keep only),
+ * BENCH_SCALE_DISK_GB, BENCH_SCALE_DEADLINE_MIN.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
@@ -51,6 +52,8 @@ const REPS = Math.max(3, Number(process.env['BENCH_SCALE_REPS'] ?? 5))
 const GENERATE = Number(process.env['BENCH_SCALE_GENERATE'] ?? PG_SIZES[0] ?? 1_000_000)
 const DISK_BUDGET = Number(process.env['BENCH_SCALE_DISK_GB'] ?? 60) * 1e9
 const KEEP = process.env['BENCH_SCALE_KEEP']
+/** BENCH_SCALE_MEASURE=0: build (and keep) the stores only; a later run measures them. */
+const MEASURE = process.env['BENCH_SCALE_MEASURE'] !== '0'
 const DEADLINE_MIN = Number(process.env['BENCH_SCALE_DEADLINE_MIN'] ?? Number.POSITIVE_INFINITY)
 const BATCH = 2_000
 const LIMIT = 10
@@ -258,6 +261,7 @@ async function grow(size: number): Promise<boolean> {
 }
 
 async function measure(key: string): Promise<void> {
+  if (!MEASURE) return
   const [name, sizeText] = key.split('-') as [string, string]
   const size = Number(sizeText)
   const store = await storeOf(key)
