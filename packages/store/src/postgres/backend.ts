@@ -218,6 +218,10 @@ export class PostgresBackend implements ShadowBackend {
     return this.connection.transaction('delete messages', async db => {
       const removed = await db.query('DELETE FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) RETURNING seq', [sessionId, seqs])
       await db.query('DELETE FROM message_calls WHERE session_id = $1 AND seq = ANY($2::bigint[])', [sessionId, seqs])
+      // Recount only once the session row is ours (rows first, then the session: the order appends
+      // lock in): an append that bumped the counter but has not committed yet would otherwise be
+      // overwritten by a count taken before its rows were visible.
+      await db.query('SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId])
       await db.query(`
         UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
         FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c

@@ -1,5 +1,7 @@
 /** Retention, vacuum, reindex, stats and the self-check on PostgreSQL. */
+import type pg from 'pg'
 import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
+import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { eventJsonOf, ROW_BYTES, storedEventJson } from './rows.ts'
@@ -48,14 +50,17 @@ export async function reindex(connection: PgConnection, analyze: (text: string, 
   let done = 0
   let after = 0
   for (;;) {
-    const rows = await connection.query<{ id: number; text: Buffer; time: number; tag: string; expired_at: number | null }>('reindex',
-      'SELECT m.id, m.text, m.time, s.tag, m.expired_at FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REINDEX_PAGE])
+    const rows = await connection.query<{ id: number; text: Buffer; time: number; hash: string; tag: string; expired_at: number | null }>('reindex',
+      'SELECT m.id, m.text, m.time, m.hash, s.tag, m.expired_at FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REINDEX_PAGE])
     if (rows.length === 0) break
     const live = rows.filter(row => row.expired_at === null)
     const views = live.map(row => analyze(Buffer.from(row.text).toString('utf8'), Number(row.time)))
+    // only rows still as read: one a writer replaced meanwhile was indexed by that writer (from
+    // its new text), one retention expired has no index entries any more
     await connection.query('reindex', `
-      UPDATE messages m SET words = r.words::tsvector, grams = r.grams FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(id, words, grams) WHERE m.id = r.id`,
-    [live.map(row => row.id), views.map((view, index) => tsvectorText(view.words, live[index]!.tag, view.days)), views.map(view => gramsText(view.grams))])
+      UPDATE messages m SET words = r.words::tsvector, grams = r.grams FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS r(id, words, grams, hash)
+      WHERE m.id = r.id AND m.hash = r.hash AND m.expired_at IS NULL`,
+    [live.map(row => row.id), views.map((view, index) => tsvectorText(view.words, live[index]!.tag, view.days)), views.map(view => gramsText(view.grams)), live.map(row => row.hash)])
     done += rows.length
     after = rows.at(-1)!.id
     progress?.(done, total)
@@ -126,6 +131,35 @@ async function setMeta(connection: PgConnection, key: string, value: string): Pr
   await connection.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
 }
 
+interface RedactRow { id: number; text: Buffer; time: number; event_json: Buffer; hash: string; expired_at: number | null; tag: string }
+
+/** A row that changes under the pass this many times in a row stops it (resumable). */
+const REDACT_ATTEMPTS = 20
+
+/**
+ * Redact one row as read, in the caller's transaction, only if it is still as read (same hash,
+ * same expiry): 'stale' when a writer or retention changed it since.
+ */
+async function redactRow(db: pg.PoolClient, row: RedactRow, redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews): Promise<'kept' | 'changed' | 'stale'> {
+  const text = Buffer.from(row.text).toString('utf8')
+  const json = eventJsonOf(row.event_json, text)
+  const redactedText = redaction.text(text)
+  const redactedJson = json.length === 0 ? json : redaction.json(json)
+  const unchanged = 'AND hash = $2 AND expired_at IS NOT DISTINCT FROM $3'
+  if (redactedText === text && redactedJson === json) {
+    // a row kept by an older version may have the hash of its unredacted event: replace it
+    const hash = redaction.hash(json)
+    if (json.length === 0 || row.hash === hash) return 'kept'
+    const updated = await db.query(`UPDATE messages SET hash = $4 WHERE id = $1 ${unchanged}`, [row.id, row.hash, row.expired_at, hash])
+    return updated.rowCount === 0 ? 'stale' : 'kept'
+  }
+  const views: IndexViews = row.expired_at === null ? analyze(redactedText, Number(row.time)) : { words: '', grams: '' }
+  const updated = await db.query(`UPDATE messages SET text = $4, event_json = $5, event_bytes = $6, hash = $7, words = $8::tsvector, grams = $9 WHERE id = $1 ${unchanged}`, [
+    row.id, row.hash, row.expired_at, Buffer.from(redactedText, 'utf8'), redactedJson.length === 0 ? Buffer.alloc(0) : storedEventJson(redactedJson, redactedText),
+    Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams)])
+  return updated.rowCount === 0 ? 'stale' : 'changed'
+}
+
 /**
  * Redact what is already stored: message text and event JSON (with their hashes and index
  * entries), checkpoint footers and errors, recall queries. Resumable: the last row done is kept in
@@ -136,32 +170,29 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
   let after = Number((await connection.query<{ value: string }>('redact stored rows', 'SELECT value FROM meta WHERE key = $1', [REDACT_PASS_META]))[0]?.value ?? 0)
   let done = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages WHERE id <= $1', [after]))[0]?.n ?? 0
   let changed = 0
+  const select = 'SELECT m.id, m.text, m.time, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
   for (;;) {
-    const rows = await connection.query<{ id: number; text: Buffer; time: number; event_json: Buffer; hash: string; expired_at: number | null; tag: string }>('redact stored rows',
-      'SELECT m.id, m.text, m.time, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > $1 ORDER BY m.id LIMIT $2', [after, REDACT_BATCH])
+    const rows = await connection.query<RedactRow>('redact stored rows', `${select} WHERE m.id > $1 ORDER BY m.id LIMIT $2`, [after, REDACT_BATCH])
     if (rows.length === 0) break
-    changed += await connection.transaction('redact stored rows', async db => {
-      let count = 0
-      for (const row of rows) {
-        const text = Buffer.from(row.text).toString('utf8')
-        const json = eventJsonOf(row.event_json, text)
-        const redactedText = redaction.text(text)
-        const redactedJson = json.length === 0 ? json : redaction.json(json)
-        if (redactedText === text && redactedJson === json) {
-          // a row kept by an older version may have the hash of its unredacted event: replace it
-          const hash = redaction.hash(json)
-          if (json.length > 0 && row.hash !== hash) await db.query('UPDATE messages SET hash = $1 WHERE id = $2', [hash, row.id])
-          continue
+    // A row a writer replaced (or retention expired) between our read and our write is read again:
+    // writing back the redacted old version would undo the writer's replacement.
+    let pending = rows
+    for (let attempt = 0; pending.length > 0; attempt += 1) {
+      if (attempt >= REDACT_ATTEMPTS) throw new ShadowStoreError('CONFLICT', `redaction pass: rows ${pending.map(row => row.id).slice(0, 5).join(', ')} keep changing under it; the pass resumes at the next open`)
+      const outcome = await connection.transaction('redact stored rows', async db => {
+        const stale: number[] = []
+        let count = 0
+        for (const row of pending) {
+          const result = await redactRow(db, row, redaction, analyze)
+          if (result === 'stale') stale.push(row.id)
+          else if (result === 'changed') count += 1
         }
-        const views: IndexViews = row.expired_at === null ? analyze(redactedText, Number(row.time)) : { words: '', grams: '' }
-        await db.query('UPDATE messages SET text = $1, event_json = $2, event_bytes = $7, hash = $3, words = $4::tsvector, grams = $5 WHERE id = $6', [
-          Buffer.from(redactedText, 'utf8'), redactedJson.length === 0 ? Buffer.alloc(0) : storedEventJson(redactedJson, redactedText), redaction.hash(redactedJson),
-          row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams), row.id, Buffer.byteLength(redactedJson, 'utf8')])
-        count += 1
-      }
-      await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])
-      return count
-    })
+        if (stale.length === 0) await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])
+        return { stale, count }
+      })
+      changed += outcome.count
+      pending = outcome.stale.length === 0 ? [] : await connection.query<RedactRow>('redact stored rows', `${select} WHERE m.id = ANY($1::bigint[]) ORDER BY m.id`, [outcome.stale])
+    }
     after = rows.at(-1)!.id
     done += rows.length
     progress?.(done, total)
