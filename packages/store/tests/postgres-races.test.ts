@@ -56,9 +56,9 @@ describe('PostgreSQL passes racing writers', () => {
     }
     // the writer replaces rows (its policy: none) while another host's open runs the redaction pass
     const replaced = new Map<number, string>()
-    let running = true
+    const state = { running: true }
     const replacing = (async () => {
-      for (let round = 0; running; round += 1) {
+      for (let round = 0; state.running; round += 1) {
         const seq = (round * 7919) % rows
         const text = `row ${seq} v2 round ${round}`
         await writer.append([message('p', seq, text)])
@@ -66,7 +66,7 @@ describe('PostgreSQL passes racing writers', () => {
       }
     })()
     const redacting = await ShadowStore.open(location, { redact: {} })
-    running = false
+    state.running = false
     await replacing
     expect(replaced.size).toBeGreaterThan(5)
     const stored = new Map((await writer.read({ sessionId: 'p' }, { limit: 10_000 })).map(row => [row.seq, row.text]))
@@ -85,16 +85,16 @@ describe('PostgreSQL passes racing writers', () => {
       await writer.append(Array.from({ length: 1_000 }, (_, index) => message('x', start + index, `row ${start + index} alpha`)))
     }
     const replaced = new Set<number>()
-    let running = true
+    const state = { running: true }
     const replacing = (async () => {
-      for (let round = 0; running; round += 1) {
+      for (let round = 0; state.running; round += 1) {
         const seq = (round * 7919) % rows
         await writer.append([message('x', seq, `row ${seq} omega round ${round}`)])
         replaced.add(seq)
       }
     })()
     await indexer.reindex()
-    running = false
+    state.running = false
     await replacing
     expect(replaced.size).toBeGreaterThan(5)
     const stale = await target.sql(`SELECT seq::int AS seq FROM race_reindex.messages WHERE seq = ANY($1::bigint[]) AND NOT (words @@ '''omega'''::tsquery)`, [[...replaced]])
