@@ -1,7 +1,7 @@
 /** What only the PostgreSQL backend has: a server that can go away, many writers, schemas, credentials. */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore } from '../src/index.ts'
+import { displayLocation, ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -31,6 +31,21 @@ describe('ShadowStore on PostgreSQL', () => {
     for (const schema of ['Bad', 'a;drop', '1x', 'x'.repeat(70)]) {
       await expect(ShadowStore.open(`${target.server().dsn}?schema=${encodeURIComponent(schema)}`)).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     }
+  })
+
+  it('never shows a password given as a query parameter (password, sslpassword), in the path or in errors', async () => {
+    const location = `postgres://postgres@127.0.0.1:${target.server().port}/postgres?password=zzz-query-secret&schema=secret_two`
+    const store = await ShadowStore.open(location)
+    expect(store.path).not.toContain('zzz-query-secret')
+    expect(store.path).toContain('password=***')
+    await store.close()
+    expect(displayLocation('postgresql://u@h:1/db?sslpassword=zzz-ssl-secret&password=zzz-query-secret&PassWord=zzz-mixed')).not.toMatch(/zzz/)
+    // a server that is not there: the error names the location, masked
+    const unreachable = `postgres://u@127.0.0.1:1/db?password=zzz-query-secret&sslpassword=zzz-ssl-secret`
+    const failure = await ShadowStore.open(unreachable).then(() => undefined, (error: unknown) => error as Error)
+    expect(failure).toMatchObject({ code: 'UNAVAILABLE' })
+    expect(failure!.message).toContain('127.0.0.1:1')
+    expect(failure!.message).not.toMatch(/zzz/)
   })
 
   it('fails every call with UNAVAILABLE while the server is down, changes nothing, and works again without a reopen', async () => {

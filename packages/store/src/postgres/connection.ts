@@ -30,13 +30,24 @@ export function isPostgresLocation(location: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(location)
 }
 
+/**
+ * A connection string safe to print: its password masked, in the userinfo and in every query
+ * parameter naming one (`?password=`, `sslpassword=`: node-postgres honours both).
+ */
+function masked(url: URL): URL {
+  const shown = new URL(url.href)
+  if (shown.password !== '') shown.password = '***'
+  for (const name of [...new Set(shown.searchParams.keys())]) {
+    if (/password/i.test(name)) shown.searchParams.set(name, '***')
+  }
+  return shown
+}
+
 /** A store location safe to print: a connection string without its password, a file path as it is. */
 export function displayLocation(location: string): string {
   if (!isPostgresLocation(location)) return location
   try {
-    const url = new URL(location)
-    if (url.password !== '') url.password = '***'
-    return url.href
+    return masked(new URL(location)).href
   } catch {
     return 'postgres://(unparsable location)'
   }
@@ -63,8 +74,7 @@ export function parseLocation(location: string): PostgresLocation {
   const schema = url.searchParams.get('schema') ?? DEFAULT_SCHEMA
   if (!SCHEMA_NAME.test(schema)) throw new ShadowStoreError('INVALID_INPUT', `schema ${JSON.stringify(schema)} must be a lowercase SQL identifier (letters, digits, _)`)
   url.searchParams.delete('schema')
-  const display = new URL(url.href)
-  if (display.password !== '') display.password = '***'
+  const display = masked(url)
   display.searchParams.set('schema', schema)
   return { connectionString: url.href, schema, display: display.href }
 }
