@@ -32,7 +32,7 @@
  * the smallest size), BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
  * BENCH_SCALE_EXTRA (messages the writers add per phase, default 20000), BENCH_SCALE_REPS (idle
  * runs per query, default 5), BENCH_SCALE_KEEP, BENCH_SCALE_MEASURE (0: build and keep only),
- * BENCH_SCALE_DISK_GB, BENCH_SCALE_DEADLINE_MIN.
+ * BENCH_SCALE_DISK_GB, BENCH_SCALE_DEADLINE_MIN, BENCH_SCALE_PG (extra server settings, name=value,...).
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
@@ -63,7 +63,7 @@ const WRITER = fileURLToPath(new URL('./scale-writer.ts', import.meta.url))
 
 const dir = KEEP ?? mkdtempSync(join(tmpdir(), 'bench-scale-'))
 mkdirSync(dir, { recursive: true })
-const PG_SETTINGS = { shared_buffers: '512MB', max_wal_size: '4GB', checkpoint_timeout: '15min' }
+const PG_SETTINGS: Record<string, string> = { shared_buffers: '512MB', max_wal_size: '4GB', checkpoint_timeout: '15min', ...(process.env['BENCH_SCALE_PG'] === undefined ? {} : Object.fromEntries(process.env['BENCH_SCALE_PG'].split(',').map(pair => pair.split('=') as [string, string]))) }
 const server = await startPostgres({ durable: true, settings: PG_SETTINGS, ...(KEEP === undefined ? {} : { keepDir: join(KEEP, 'pg') }) })
 
 /** What this run may still write: the disk's free space, within the budget (counting what the server already holds). */

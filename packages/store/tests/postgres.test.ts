@@ -147,6 +147,26 @@ describe('ShadowStore on PostgreSQL', () => {
     await store.close()
   })
 
+  it('answers a rare store-wide list of a large store from the index at once, exactly as a scan would', async () => {
+    const location = target.server().storeDsn('direct_one')
+    const setup = await ShadowStore.open(location)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message('d0', index, `row ${index}${index % 97 === 0 ? ' heron' : ''}${index < 5 ? ' osprey' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await setup.append(rows.slice(start, start + 500))
+    await setup.vacuum()
+    await setup.close()
+    // the planner's statistics say the store is large: rare terms skip the recent-row walk
+    await target.sql("UPDATE pg_class SET reltuples = 5000000 WHERE relname = 'messages' AND relnamespace = 'direct_one'::regnamespace")
+    const store = await ShadowStore.open(location)
+    const wide = { sessionId: 'd0', allSessions: true }
+    await store.registerSession({ sessionId: 'd1' }) // two sessions: a store-wide scope
+    for (const word of ['heron', 'osprey']) {
+      // limit 25: "heron" (31 rows, 1%) is too rare to fill it from the newest 2,000 rows
+      const found = await store.backend.searchIndex({ segments: await store.scopeSegments(wide), index: 'words', terms: [word], operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest' })
+      expect(found.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed().slice(0, 25))
+    }
+    await store.close()
+  })
+
   it('cancels a search statement past its guard with a typed error, and searches again after', async () => {
     const location = target.server().storeDsn('guard_one')
     const setup = await ShadowStore.open(location)

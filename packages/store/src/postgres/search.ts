@@ -79,6 +79,8 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
 
 /** Newest rows of the store examined one by one before the index is asked bucket by bucket. */
 const RECENT_WALK = 2_000
+/** A probed list first reads up to this many matches straight from the index: fewer are all of them. */
+const DIRECT_CAP = 500
 
 /**
  * How a store-wide newest-first list starts: `walk` checks the newest RECENT_WALK rows one by one
@@ -107,7 +109,18 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
   const probes = (edge: string): string => `
     SELECT x.id FROM ${edge} CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
       CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x`
-  if (start === 'probe') return `${probes('(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge')} LIMIT ${limit}`
+  if (start === 'probe') {
+    // a rare match is read whole from the index at once (bounded: DIRECT_CAP rows); only one with
+    // more matches than that is probed bucket by bucket, where the first buckets already fill the list
+    const cap = params.param(DIRECT_CAP)
+    return `
+    WITH direct AS MATERIALIZED (SELECT m.id FROM messages m WHERE ${where} LIMIT ${cap}),
+    few AS (SELECT count(*) < ${cap} AS whole FROM direct)
+    (SELECT id FROM direct WHERE (SELECT whole FROM few) ORDER BY id DESC LIMIT ${limit})
+    UNION ALL
+    (${probes('(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge')} WHERE NOT (SELECT whole FROM few))
+    LIMIT ${limit}`
+  }
   const walk = params.param(RECENT_WALK)
   return `
     WITH recent AS MATERIALIZED (
