@@ -37,7 +37,7 @@ export function isPostgresLocation(location: string): boolean {
 function masked(url: URL): URL {
   const shown = new URL(url.href)
   if (shown.password !== '') shown.password = '***'
-  for (const name of [...new Set(shown.searchParams.keys())]) {
+  for (const name of new Set(shown.searchParams.keys())) {
     if (/password/i.test(name)) shown.searchParams.set(name, '***')
   }
   return shown
