@@ -160,15 +160,18 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   }
   const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
   const hits: SearchHit[] = []
-  let reader: LineageSegment[] | undefined
-  for (const { unit } of ranked.units.slice(0, limit)) {
-    // candidates were read without their event JSON and with their text cut: read the winners in
-    // full, except one longer than the cut (a 50 MB output is not copied for a snippet)
-    const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
-    // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
-    const [message] = await viewElision(backend, reader ??= await lineage(backend, options.sessionId), [await full(unit.message)])
-    const call = unit.call === undefined ? undefined : await full(unit.call)
-    hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
+  const winners = ranked.units.slice(0, limit)
+  // candidates were read without their event JSON and with their text cut: read the winners in
+  // full, except one longer than the cut (a 50 MB output is not copied for a snippet); all at once
+  // (a network backend answers them together instead of one round trip after another)
+  const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
+  const read = await Promise.all(winners.map(({ unit }) => Promise.all([full(unit.message), unit.call === undefined ? undefined : full(unit.call)] as const)))
+  // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
+  const viewed = winners.length === 0 ? [] : await viewElision(backend, await lineage(backend, options.sessionId), read.map(([message]) => message))
+  for (const [index, { unit }] of winners.entries()) {
+    const message = viewed[index]!
+    const call = read[index]![1]
+    hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
   const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
