@@ -98,12 +98,12 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // the query's words in the other language (glossary.ts), counted with the words in one call
   const bridges = bridgeTerms(analyzed.words, analyzed.literals)
   const counted = [...analyzed.words, ...bridges.map(bridge => bridge.index)]
-  const frequencies = counted.length > 0 ? await backend.documentFrequencies({ segments, index: 'words', terms: counted, cap: DF_CAP }) : []
+  // the scope's size does not depend on the counts: both asked at once
+  const [frequencies, searched] = await Promise.all([counted.length > 0 ? backend.documentFrequencies({ segments, index: 'words', terms: counted, cap: DF_CAP }) : [], backend.countMessages(filter)])
   const scopeDf = frequencies.slice(0, analyzed.words.length)
   // a translation no message of the scope holds cannot cover anything
   const present = bridges.map((bridge, index) => ({ bridge, df: frequencies[analyzed.words.length + index] ?? 0 })).filter(entry => entry.df > 0)
   const bridged = present.toSorted((a, b) => a.df - b.df).slice(0, BRIDGE_LISTS).map(entry => entry.bridge)
-  const searched = await backend.countMessages(filter)
   const rare = analyzed.words
     .map((word, index) => ({ word, df: scopeDf[index] ?? 0 }))
     .filter(entry => entry.df > 0 && coverageTerms([entry.word]).length > 0)
