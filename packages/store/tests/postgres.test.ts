@@ -154,15 +154,19 @@ describe('ShadowStore on PostgreSQL', () => {
     for (let start = 0; start < rows.length; start += 500) await setup.append(rows.slice(start, start + 500))
     await setup.vacuum()
     await setup.close()
-    // the planner's statistics say the store is large: rare terms skip the recent-row walk
-    await target.sql("UPDATE pg_class SET reltuples = 5000000 WHERE relname = 'messages' AND relnamespace = 'direct_one'::regnamespace")
+    // the planner's statistics say the store is large enough for planned lists (50k rows and up)
+    await target.sql("UPDATE pg_class SET reltuples = 60000 WHERE relname = 'messages' AND relnamespace = 'direct_one'::regnamespace")
     const store = await ShadowStore.open(location)
-    const wide = { sessionId: 'd0', allSessions: true }
     await store.registerSession({ sessionId: 'd1' }) // two sessions: a store-wide scope
+    const segments = await store.scopeSegments({ sessionId: 'd0', allSessions: true })
     for (const word of ['heron', 'osprey']) {
-      // limit 25: "heron" (31 rows, 1%) is too rare to fill it from the newest 2,000 rows
-      const found = await store.backend.searchIndex({ segments: await store.scopeSegments(wide), index: 'words', terms: [word], operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest' })
-      expect(found.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed().slice(0, 25))
+      // as a search does: the term counted store-wide first, then its list (limit 25: "heron",
+      // 31 rows, is too rare to fill it from the newest 2,000 rows, and few enough to read at once)
+      const [count] = await store.backend.documentFrequencies({ segments, index: 'words', terms: [word], cap: 2_000 })
+      const expected = rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed()
+      expect(count).toBe(expected.length)
+      const found = await store.backend.searchIndex({ segments, index: 'words', terms: [word], operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest' })
+      expect(found.hits.map(hit => hit.message.seq)).toEqual(expected.slice(0, 25))
     }
     await store.close()
   })

@@ -86,9 +86,10 @@ const DIRECT_CAP = 500
  * How a store-wide newest-first list starts: `walk` checks the newest RECENT_WALK rows one by one
  * first (right for a term in more than limit/RECENT_WALK of the rows: it ends there), `probe` goes
  * to the index at once (right for anything rarer; reading 2,000 rows' lexemes is most of such a
- * list's cost).
+ * list's cost), `direct` reads all matches from the index first (right for a few hundred: one
+ * probe per bucket would cost more than all of them).
  */
-type Start = 'walk' | 'probe'
+type Start = 'walk' | 'probe' | 'direct'
 
 /**
  * SQL for the ids of the newest `limit` rows matching `where` (alias `m`), newest first, with a
@@ -109,16 +110,18 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
   const probes = (edge: string): string => `
     SELECT x.id FROM ${edge} CROSS JOIN LATERAL generate_series((edge.id - 1) >> ${BUCKET_BITS}, 0, -1) AS b(k)
       CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < edge.id AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x`
-  if (start === 'probe') {
-    // a rare match is read whole from the index at once (bounded: DIRECT_CAP rows); only one with
-    // more matches than that is probed bucket by bucket, where the first buckets already fill the list
+  const newest = '(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge'
+  if (start === 'probe') return `${probes(newest)} LIMIT ${limit}`
+  if (start === 'direct') {
+    // all matches at once, bounded (DIRECT_CAP rows): fewer are all of them; more (the count
+    // behind the choice was stale) fall back to the probes
     const cap = params.param(DIRECT_CAP)
     return `
     WITH direct AS MATERIALIZED (SELECT m.id FROM messages m WHERE ${where} LIMIT ${cap}),
     few AS (SELECT count(*) < ${cap} AS whole FROM direct)
     (SELECT id FROM direct WHERE (SELECT whole FROM few) ORDER BY id DESC LIMIT ${limit})
     UNION ALL
-    (${probes('(SELECT coalesce(max(id), 0) + 1 AS id FROM messages) edge')} WHERE NOT (SELECT whole FROM few))
+    (${probes(newest)} WHERE NOT (SELECT whole FROM few))
     LIMIT ${limit}`
   }
   const walk = params.param(RECENT_WALK)
@@ -143,22 +146,41 @@ function innerWords(substring: string): string[] {
 /**
  * Walk first only when the terms may be common enough to fill the list from the newest rows, by
  * ANALYZE's statistics of the words column (a lexeme it does not list is rarer than every one it
- * lists). A substring is at most as common as its rarest inner word; one without inner words has
- * no statistics and walks first.
+ * lists); read them directly when this search's own term counts (countTerms, moments ago) say
+ * they are few. A substring is at most as common as its rarest inner word; one without inner
+ * words has no statistics and walks first.
  */
 async function startOf(connection: PgConnection, query: IndexQuery, limit: number): Promise<Start> {
   const stats = await wordStats(connection)
   if (stats.rows < STATS_MIN_ROWS) return 'walk'
-  const wordShare = (word: string): number => Math.min(...lexemes(word).map(lexeme => stats.common.get(lexeme) ?? stats.floor))
-  const share = (term: string): number => {
+  const counted = countsOf(connection)
+  const wordRows = (word: string): number => {
+    const exact = counted.get(lexemeQuery(lexemes(word)))
+    if (exact !== undefined && Date.now() - exact.read < COUNT_TTL_MS && !exact.capped) return exact.n
+    return Math.min(...lexemes(word).map(lexeme => stats.common.get(lexeme) ?? stats.floor)) * stats.rows
+  }
+  const rows = (term: string): number => {
     const words = query.index === 'words' ? [term] : innerWords(term)
     const known = words.filter(word => lexemes(word).length > 0)
-    return known.length === 0 ? 1 : Math.min(...known.map(wordShare))
+    return known.length === 0 ? stats.rows : Math.min(...known.map(wordRows))
   }
-  const shares = query.terms.filter(term => term.length > 0).map(share)
-  if (shares.length === 0) return 'walk'
-  const matching = query.operator === 'and' ? Math.min(...shares) : shares.reduce((sum, value) => sum + value, 0)
-  return matching * RECENT_WALK >= limit ? 'walk' : 'probe'
+  const estimates = query.terms.filter(term => term.length > 0).map(rows)
+  if (estimates.length === 0) return 'walk'
+  const matching = query.operator === 'and' ? Math.min(...estimates) : estimates.reduce((sum, value) => sum + value, 0)
+  if (matching / Math.max(1, stats.rows) * RECENT_WALK >= limit) return 'walk'
+  return matching < DIRECT_CAP ? 'direct' : 'probe'
+}
+
+/** How long a term count taken for a search steers the plans of that search's lists. */
+const COUNT_TTL_MS = 10_000
+/** Counts kept per connection at most (a bound, not a tuning: the next search counts again). */
+const COUNT_ENTRIES = 2_000
+const countCache = new WeakMap<PgConnection, Map<string, { n: number; capped: boolean; read: number }>>()
+
+function countsOf(connection: PgConnection): Map<string, { n: number; capped: boolean; read: number }> {
+  let counts = countCache.get(connection)
+  if (counts === undefined) countCache.set(connection, counts = new Map())
+  return counts
 }
 
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
@@ -217,6 +239,13 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
     SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.words @@ (CASE WHEN $3::text IS NULL THEN t.q ELSE t.q && $3::tsquery END) LIMIT $2) x) AS n
     FROM unnest($1::tsquery[]) WITH ORDINALITY AS t(q, i)`, [wanted.map(entry => lexemeQuery(entry.lexemes)), limit, scope ?? null])
   for (const row of rows) counts[wanted[row.i - 1]!.index] = row.n
+  if (scope === undefined) {
+    // store-wide counts steer this search's lists (startOf): exact below the cap
+    const cache = countsOf(connection)
+    if (cache.size > COUNT_ENTRIES) cache.clear()
+    const read = Date.now()
+    for (const entry of wanted) cache.set(lexemeQuery(entry.lexemes), { n: counts[entry.index]!, capped: counts[entry.index]! >= limit, read })
+  }
   return counts
 }
 
