@@ -101,4 +101,27 @@ describe('PostgreSQL passes racing writers', () => {
     expect(stale).toEqual([])
     await Promise.all([writer.close(), indexer.close()])
   })
+
+  it('leaves no rows without a session when another host forgets the session while an append of it commits', async () => {
+    const location = target.server().storeDsn('race_forget')
+    const [writer, forgetter] = await Promise.all([ShadowStore.open(location), ShadowStore.open(location)])
+    await writer.append([message('f', 0, 'old row'), message('f', 1, 'old row two')])
+    const holder = new pg.Client({ connectionString: target.server().dsn })
+    await holder.connect()
+    // a lock on an old row parks the forget after it locked the session, before it deletes rows;
+    // the append (new rows only) then inserts and waits for the session the forget holds
+    await holder.query('BEGIN')
+    await holder.query("SELECT 1 FROM race_forget.messages WHERE session_id = 'f' AND seq = 0 FOR UPDATE")
+    const forgetting = forgetter.forget('f')
+    await lockWaiters(holder, 1)
+    const appending = writer.append([message('f', 2, 'new row')])
+    await lockWaiters(holder, 2)
+    await holder.query('COMMIT')
+    await Promise.all([forgetting, appending])
+    await holder.end()
+    expect(await forgetter.integrityCheck()).toEqual([])
+    expect((await forgetter.read({ sessionId: 'f' })).map(row => row.text)).toEqual(['new row'])
+    expect((await forgetter.session('f'))!.messageCount).toBe(1)
+    await Promise.all([writer.close(), forgetter.close()])
+  })
 })

@@ -7,6 +7,7 @@
  */
 import type pg from 'pg'
 import type { ForgetCounts, PreparedMessage } from '../backend.ts'
+import { ShadowStoreError } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult } from '../types.ts'
 import { storedEventJson } from './rows.ts'
@@ -110,10 +111,17 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
   for (const sessionId of sessions.toSorted()) {
     const entry = touched.get(sessionId)
     if (entry === undefined) continue
-    await db.query(`
+    const bump = (): Promise<pg.QueryResult> => db.query(`
       UPDATE sessions SET message_count = message_count + $2, last_seq = greatest(last_seq, $3),
         first_time = least(coalesce(first_time, $4), $4), last_time = greatest(coalesce(last_time, $5), $5)
       WHERE session_id = $1`, [sessionId, entry.added, entry.maxSeq, entry.minTime, entry.maxTime])
+    if ((await bump()).rowCount !== 0) continue
+    // Another host forgot the session between the store's registration check and this commit: its
+    // rows are gone, ours are not. Register it again (the rows carry its tag) rather than leave
+    // rows that belong to no session.
+    const tag = rows.find(row => row.sessionId === sessionId)!.tag
+    await db.query('INSERT INTO sessions(session_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING', [sessionId, tag])
+    if ((await bump()).rowCount === 0) throw new ShadowStoreError('CONFLICT', `session ${sessionId} was forgotten while this batch was written and its tag ${tag} is taken; retry the write`)
   }
   return { written, unchanged, replaced }
 }
