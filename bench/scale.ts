@@ -87,10 +87,21 @@ function usedBytes(): number {
 
 interface Samples { [cls: string]: number[] }
 
+/** Searches that failed (the search guard cancelled a statement), per backend, size and class. */
+const failures = new Map<string, number>()
+let measuring = ''
+
+/** One search's wall time; a failed one (the guard) counts at the time it took to fail, and is counted. */
 async function timeQuery(store: ShadowStore, cls: (typeof CLASSES)[number], query: string): Promise<number> {
   const options: SearchOptions = cls.session ? { sessionId: sessionId(0), limit: LIMIT } : { sessionId: sessionId(0), allSessions: true, limit: LIMIT }
   const begin = performance.now()
-  await store.search(query, options)
+  try {
+    await store.search(query, options)
+  } catch (error) {
+    const key = `${measuring} ${cls.name}`
+    failures.set(key, (failures.get(key) ?? 0) + 1)
+    console.log(`  ${key}: search ${JSON.stringify(query)} failed after ${(performance.now() - begin).toFixed(0)} ms: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`)
+  }
   return performance.now() - begin
 }
 
@@ -265,6 +276,7 @@ async function measure(key: string): Promise<void> {
   const [name, sizeText] = key.split('-') as [string, string]
   const size = Number(sizeText)
   const store = await storeOf(key)
+  measuring = key
   const begin = performance.now()
   if (name === 'postgres') await store.vacuum() // VACUUM ANALYZE: the planner's statistics
   else (store.backend as SqliteBackend).optimize()
@@ -284,12 +296,17 @@ async function measure(key: string): Promise<void> {
   ingestRows.push([name, size, fixed(entry?.generatedRate), fixed(entry?.indexS), fixed(entry?.copiedRate), entry === undefined ? '-' : `${entry.at.slice(0, 16)} (${entry.minutes.toFixed(1)} min, load ${entry.load})`,
     maintenanceS.toFixed(1), one.rate.toFixed(0), four.rate.toFixed(0), lost, bytesPerMsg.toFixed(0), (stats.bytes / stats.textBytes).toFixed(2)])
   let fourP99 = 0
+  const mine: Array<readonly unknown[]> = []
   for (const cls of CLASSES) {
     const cell = (samples: Samples): string => `${percentile(samples[cls.name]!, 0.5).toFixed(1)} / ${percentile(samples[cls.name]!, 0.99).toFixed(1)} (${samples[cls.name]!.length})`
-    rows.push([name, size, `${cls.name}${cls.session ? ' (session)' : ''}`, cell(idle), cell(one.samples), cell(four.samples)])
+    const failed = failures.get(`${key} ${cls.name}`) ?? 0
+    mine.push([name, size, `${cls.name}${cls.session ? ' (session)' : ''}${failed > 0 ? ` [${failed} failed]` : ''}`, cell(idle), cell(one.samples), cell(four.samples)])
     if (four.samples[cls.name]!.length > 0) fourP99 = Math.max(fourP99, percentile(four.samples[cls.name]!, 0.99))
   }
-  rows.push([name, size, 'load average (1 5 15 min)', loadIdle, loadOne, loadFour])
+  mine.push([name, size, 'load average (1 5 15 min)', loadIdle, loadOne, loadFour])
+  rows.push(...mine)
+  // each size's figures as soon as they exist: a run stopped later keeps them
+  printTable(`${key}: p50 / p99 (samples), ms; ingest ${one.rate.toFixed(0)} / ${four.rate.toFixed(0)} msg/s with 1 / 4 writers; lost ${lost}; ${bytesPerMsg.toFixed(0)} bytes/msg`, ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers'], mine)
   if (name === 'postgres') Object.assign(worst, { p99: fourP99, lost, bytesPerMsg, messages: size })
   console.log(`  ${key}: measured (${((performance.now() - started) / 60_000).toFixed(1)} min, load ${load()})`)
 }
@@ -309,7 +326,7 @@ if (await generate()) {
 
 printTable('ingest (generated: messages/s through store.append, one process, batches of 2000, PostgreSQL in bulk mode without its text indexes; index build: both text indexes built after the load, at once; copied: server-side session copies; built: when, how long, load average then; phases: writer processes, batches of 500, searches running)',
   ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'built (UTC)', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
-printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages; last row per size: load average after each condition`,
+printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages; a search the guard cancelled counts at the time it took to fail ([n failed]); last row per size: load average after each condition`,
   ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers'], rows)
 for (const note of notes) console.log(note)
 console.log(`conditions: one machine (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, ${Object.entries(PG_SETTINGS).map(([k, v]) => `${k} ${v}`).join(', ')}; SQLite WAL, synchronous normal`)
