@@ -109,6 +109,16 @@ export function renderSearch(view: SearchView): string {
   return lines.join('\n')
 }
 
+/**
+ * A hit's snippet without the search's `**…**` marks, for a person's plain-text view (dsh shows a
+ * command's answer as plain text). Only marks around a word the hit matched are removed, so `**`
+ * the message itself wrote stays.
+ */
+export function plainSnippet(hit: Pick<SearchHit, 'snippet' | 'matched'>): string {
+  const matched = new Set(hit.matched.map(word => word.toLowerCase()))
+  return hit.snippet.replace(/\*\*([^*\n]+?)\*\*/g, (mark, word: string) => matched.has(word.toLowerCase()) ? word : mark)
+}
+
 /** The read that shows a hit: at its passage for a long message, with neighbours otherwise. */
 export function readCommand(hit: SearchHit): string {
   const at = hit.passage?.start ?? 0

@@ -16,7 +16,7 @@ import z from '@deepseek-ai/schemastery'
 import { failpoint } from '@dsh-shadow/store'
 import { chooseProactiveHit } from './proactive.ts'
 import type { ShadowCapture } from '../capture/service.ts'
-import { readCommand, RecallError, renderTranscript } from './format.ts'
+import { plainSnippet, readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
 /** Source of recall messages Shadow Context puts into the context. */
@@ -136,7 +136,11 @@ export class ShadowRecall {
         try {
           const resolver = await this.resolver({ agent: invocation.agent } as ToolRunContext)
           // the model's header names its tool; a person reads "Shadow Context search"
-          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text.replace(/^shadow_search /, 'Shadow Context search ') }
+          const outcome = await resolver.search({ query, limit: 8 })
+          // dsh shows the answer as plain text: no bold marks
+          let text = outcome.text.replace(/^shadow_search /, 'Shadow Context search ')
+          for (const hit of outcome.hits) text = text.replace(`   ${hit.snippet}\n`, `   ${plainSnippet(hit)}\n`)
+          return { kind: 'success', text }
         } catch (error) {
           return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }
         }
