@@ -36,6 +36,8 @@ const BRIDGE_LISTS = 3
 const DISTINCTIVE_SHARE = 0.05
 /** ...and so is one in at most this many (a small scope makes every present word look common). */
 const DISTINCTIVE_FLOOR = 3
+/** In a fork, a reported word's count is taken on its own rows up to this many (above, the index's count stands). */
+const FORK_COUNT_LIMIT = 20
 /** Characters of a partner's snippet (its call, or the question answered), before the winner's own. */
 const PARTNER_SNIPPET = 160
 /** In a partner's passage, a term the winner already holds weighs this share (a tie-breaker). */
@@ -171,7 +173,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     hits.push({ message: message!, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message!, call ?? unit.question, terms, weights, analyzed.literals) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
-  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
+  const report = await termReport(backend, options.sessionId, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -202,7 +204,7 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, asker: string, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
   const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
@@ -216,6 +218,8 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   for (const [word, n] of await count('words', words.filter(topic => !long(topic) && !known.has(topic)))) wordCounts.set(word, n)
   const gramCounts = await count('grams', words.filter(long))
   const scopeTotal = Math.max(1, searched)
+  // an ancestor's rows are seen below the fork point only; the index's counts take all of them
+  const fork = segments.some(segment => Number.isFinite(segment.belowSeq) && segment.sessionId !== asker)
   // each hit (with its call or question) scanned once for every reported word
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
   // a word's translations in scope (glossary.ts): a hit holding one answers the word too
@@ -240,10 +244,13 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   })
   for (const word of words) {
     let inScope = (long(word) ? gramCounts : wordCounts).get(word) ?? 0
-    // the count ignores exclusions and fork bounds; a small one is confirmed on the filtered rows
-    if (inScope > 0 && inScope <= 3) {
-      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
-      inScope = found.hits.length === 0 ? 0 : inScope
+    // The count ignores exclusions and fork bounds: a small one is confirmed on the filtered rows,
+    // and in a fork every one is (else a fork learns what its parent said after the fork point).
+    // Fewer rows than asked for is the exact count; a fork's count above FORK_COUNT_LIMIT stays the index's.
+    if (inScope > 0 && (fork || inScope <= 3)) {
+      const limit = fork ? Math.min(inScope, FORK_COUNT_LIMIT) : 1
+      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
+      if (found.hits.length < limit) inScope = found.hits.length
     }
     // the scope's counts behind `bridges` ignore fork bounds too: a reported translation is one
     // the searcher's own rows hold (else a fork hears what its parent said after the fork)
