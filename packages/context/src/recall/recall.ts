@@ -184,7 +184,7 @@ export class RecallResolver {
     throw new RecallError('NOT_FOUND', `no message ${label} in this session's history`)
   }
 
-  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[]; expired: string }> {
+  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; sessionId: string; seqs: number[]; expired: string }> {
     const checkpoint = await this.store.checkpoint(id)
     const segments = await this.segments()
     // an ancestor's checkpoint made after the fork is not part of this history
@@ -192,7 +192,7 @@ export class RecallResolver {
       throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
     }
     const expired = checkpoint.expiredAt === null ? '' : ` (retention removed ${checkpoint.expiredRows} of its originals on ${formatTime(checkpoint.expiredAt)} UTC)`
-    return { checkpointId: checkpoint.checkpointId, seqs: [...checkpoint.shadowedSeqs], expired }
+    return { checkpointId: checkpoint.checkpointId, sessionId: checkpoint.sessionId, seqs: [...checkpoint.shadowedSeqs], expired }
   }
 
   async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
@@ -376,8 +376,10 @@ export class RecallResolver {
   private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
     switch (selector['kind']) {
       case 'checkpoint': {
-        const { checkpointId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
-        const segments = await this.segments()
+        const { checkpointId, sessionId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
+        // its seqs are its own session's: a workspace sibling's checkpoint reads that sibling's history
+        const own = await this.store.lineage(this.scope.sessionId)
+        const segments = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
         const messages: ShadowMessage[] = []
         for (const seq of seqs) {
           const row = await this.store.lookupInLineage(segments, seq)
