@@ -157,6 +157,21 @@ describe('RecallResolver', () => {
       () => resolver().read({ id: `${tag}.62`, at: 10_000_000 }),
       () => resolver().read({ at: 5, checkpoint: `${tag}.c1` }),
     ]
+    // an edited cursor is held to the bounds of the arguments it stands for
+    const cursor = (selector: Record<string, unknown>, index = 0, offset = 0): string => Buffer.from(JSON.stringify([selector, index, offset])).toString('base64url')
+    for (const selector of [
+      { kind: 'id', id: `${tag}.30`, before: 100_000, after: 2 },
+      { kind: 'id', id: `${tag}.30`, before: 2, after: 100_000 },
+      { kind: 'id', id: `${tag}.62`, before: 0, after: 2, at: -5 },
+      { kind: 'id', id: 'not-an-id', before: 2, after: 2 },
+      { kind: 'seq', from: 0, to: 1_000_000_000 },
+      { kind: 'seq', from: 9, to: 3 },
+      { kind: 'time', from: 0, to: 1e300 },
+      { kind: 'time', from: 5, to: 1 },
+    ]) invalidOnly.push(() => resolver().read({ cursor: cursor(selector) }))
+    // and a cursor it issued still reads on
+    const first = await resolver().read({ id: `${tag}.30`, before: 2, after: 20, budget: 200 })
+    expect((await resolver().read({ cursor: first.cursor! })).shadowIds.length).toBeGreaterThan(0)
     for (const run of invalidOnly) expect((await failure(run)).code).toBe('INVALID_INPUT')
     expect(await store.stats()).toEqual(before)
   })

@@ -38,6 +38,8 @@ export const READ_BUDGET_MAX = 8_000
 const WINDOW_MAX = 20
 const SEQ_SPAN_MAX = 5_000
 const QUERY_MAX = Math.min(2_000, MAX_QUERY_CHARS)
+/** The last instant a Date holds. */
+const MAX_DATE_MS = 8.64e15
 
 export interface SearchArgs {
   readonly query?: unknown
@@ -287,7 +289,7 @@ export class RecallResolver {
         const others = [args.checkpoint, args.id, args.from_seq, args.to_seq, args.since, args.until].filter(value => value !== undefined && value !== null)
         if (others.length > 0) throw new RecallError('INVALID_INPUT', 'a cursor continues an earlier read; give it alone (with an optional budget)')
         const cursor = decodeCursor(cursorText)
-        selector = cursor.selector
+        selector = this.reissued(cursor.selector)
         index = cursor.index
         offset = cursor.offset
       } else {
@@ -371,6 +373,30 @@ export class RecallResolver {
     }
     // Relative times resolve once, so a cursor keeps reading the same window.
     return { kind: 'time', from: range.timeFrom ?? 0, to: range.timeTo ?? this.now() }
+  }
+
+  /**
+   * A cursor's selector held to the bounds of a fresh one: the model can edit a cursor, and an
+   * edited window (`before: 100000`, a seq span of a billion) must not buy a read no argument can.
+   */
+  private reissued(selector: Record<string, string | number>): Record<string, string | number> {
+    const given = (key: string): string | number | undefined => selector[key]
+    switch (given('kind')) {
+      case 'checkpoint':
+        return this.selector({ checkpoint: given('checkpoint') })
+      case 'id':
+        return this.selector({ id: given('id'), before: given('before'), after: given('after'), at: given('at') })
+      case 'seq':
+        return this.selector({ from_seq: given('from'), to_seq: given('to') })
+      case 'time': {
+        const from = integer(given('from'), 'cursor time', 0, MAX_DATE_MS, 0)
+        const to = integer(given('to'), 'cursor time', 0, MAX_DATE_MS, 0)
+        if (from > to) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+        return { kind: 'time', from, to }
+      }
+      default:
+        throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+    }
   }
 
   private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
