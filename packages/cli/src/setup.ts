@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
 import {
-  dropEmptyList, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, hmrBlock, LAUNCHER_VERSION, manifestPath, nodeIsEnough, offPatchPath, ownPackageRoot,
+  brokenBlock, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
-  rowsBlock, run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
+  run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
 } from './profile.ts'
 
 export interface SetupContext {
@@ -132,6 +132,8 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   const dir = profileDir(ctx.home, profile)
   const patch = patchPath(ctx.home, profile)
   const before = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
+  const broken = brokenBlock(before)
+  if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing was changed. Put the end line back (or delete the block), then run install again`, EXIT.usage)
   const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
   if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
 
@@ -165,9 +167,7 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   // 3. the profile patch: our blocks merged in, the user's own rows kept as they are
   const current = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
   const headlessPatch = readFileSync(join(dir, 'node_modules', PACKAGE, 'patches', 'headless.cordis.patch.yml'), 'utf8')
-  let base = withoutBlock(withoutBlock(current, ROWS_BLOCK), HMR_BLOCK)
-  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
-  const merged = `${base.trimEnd()}${base.trim().length === 0 ? '' : '\n'}${hmrBlock()}${rowsBlock(profile, headlessPatch)}`
+  const merged = mergedPatch(current, profile, headlessPatch)
   if (merged === current) note(`=     ${patch} already has the Shadow Context rows and the HMR workaround`)
   else {
     writeFileSync(patch, merged)
@@ -277,6 +277,8 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
     // the patch first: rows naming a package that is gone would stop dsh from booting
     if (existsSync(patch)) {
       const text = readFileSync(patch, 'utf8')
+      const broken = brokenBlock(text)
+      if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing more was changed. Put the end line back (or delete the block by hand), then run uninstall again`, EXIT.usage)
       const next = restoredPatch(text, { removeHmr: options.removeHmrFix })
       if (next !== text) {
         writeFileSync(patch, next)

@@ -1,17 +1,14 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
 import { describe, expect, it } from 'vitest'
-import { dropEmptyList, hasBlock, HMR_BLOCK, hmrBlock, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK, rowsBlock, withoutBlock } from '../src/profile.ts'
+import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
 const HEADLESS = '# comment\n- id: compaction-basic\n  disabled: true\n- insert:\n    - id: shadow-capture\n      name: dsh-shadow-context/rows/capture\n'
 const USER = '# mine\n- id: agent-default-model\n  config: { provider: deepseek, model: deepseek-chat }\n'
 
 /** What install writes, given the file as it is. */
-function merged(before: string, profile: 'headless' | 'web'): string {
-  let base = withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK)
-  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
-  return `${base.trimEnd()}${base.trim().length === 0 ? '' : '\n'}${hmrBlock()}${rowsBlock(profile, HEADLESS)}`
-}
+const merged = (before: string, profile: 'headless' | 'web'): string => mergedPatch(before, profile, HEADLESS)
+const crlf = (text: string): string => text.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n')
 
 describe('profile patch blocks', () => {
   it('replaces dsh\'s empty [] with a list, and uninstall puts [] back', () => {
@@ -35,6 +32,31 @@ describe('profile patch blocks', () => {
     expect(hasBlock(kept, ROWS_BLOCK)).toBe(false)
     expect(hasBlock(kept, HMR_BLOCK)).toBe(true) // dsh rc.8 needs it to boot
     expect(restoredPatch(once, { removeHmr: true }).trimEnd()).toBe(before.trimEnd())
+  })
+
+  it('finds its blocks in a patch an editor saved with CRLF or a byte-order mark, and keeps that line ending', () => {
+    const before = `${DSH_HEADER.replace('[]\n', '')}${USER}`
+    for (const saved of [crlf(merged(before, 'headless')), `\uFEFF${merged(before, 'headless')}`, `\uFEFF${crlf(merged(before, 'headless'))}`]) {
+      expect(hasBlock(saved, ROWS_BLOCK) && hasBlock(saved, HMR_BLOCK)).toBe(true)
+      expect(merged(saved, 'headless')).toBe(saved) // install again: no second copy of our rows
+      const restored = restoredPatch(saved, { removeHmr: true })
+      expect(restored).not.toContain('dsh-shadow')
+      expect(restored.replace('\uFEFF', '').replaceAll('\r\n', '\n').trimEnd()).toBe(before.trimEnd())
+    }
+    // a CRLF file gets CRLF rows, and `[]` back in CRLF when nothing else is left
+    const fresh = merged(crlf(DSH_HEADER), 'web')
+    expect(fresh.split('\n').slice(0, -1).every(line => line.endsWith('\r'))).toBe(true)
+    expect(restoredPatch(fresh, { removeHmr: true })).toBe(crlf(DSH_HEADER))
+    // a user list that starts with a byte-order mark is still a list
+    expect(patchShape(`\uFEFF${USER}`)).toBe('sequence')
+  })
+
+  it('names a block whose end marker was deleted by hand (install and uninstall refuse it)', () => {
+    const once = merged(USER, 'headless')
+    expect(brokenBlock(once)).toBeUndefined()
+    const cut = once.split('\n').filter(line => line !== `# <<< ${ROWS_BLOCK}`).join('\n')
+    expect(brokenBlock(cut)).toMatch(/^line \d+ opens "# >>> dsh-shadow-context" but no "# <<< dsh-shadow-context" line follows it$/)
+    expect(brokenBlock(USER)).toBeUndefined()
   })
 
   it('refuses to merge into a patch that is not a block list', () => {
