@@ -294,6 +294,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
       }
     } else if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
     if (result !== null && mode === 'pressure' && budget !== undefined && this.config.maskTokens > 0) result = (await this.maskBehind(agent, budget, signal)) ?? result
+    // The provider refused the request already, so the prompt cache is no argument here: bulky steps
+    // of the current turn are masked too. Otherwise one tool output bigger than the window fails the turn.
+    if (mode === 'overflow' && this.config.maskTokens > 0) result = (await this.maskAll(agent, signal)) ?? result
     // Digests that outgrew their budget are rolled up in the same pass (one cache miss, not two).
     if (budget !== undefined) {
       const after = result === null ? nodes : this.policyNodes(session).nodes
@@ -311,6 +314,12 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
     const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: budget.retainTokens, balancedAtEnd })
     return this.commitMasks(agent, nodes, runs, signal)
+  }
+
+  /** Overflow recovery: every bulky step after the frozen checkpoints, the newest included. */
+  private async maskAll(agent: CompactionAgentContext, signal: AbortSignal): Promise<CompactionResult | null> {
+    const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
+    return this.commitMasks(agent, nodes, selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: 0, balancedAtEnd }), signal)
   }
 
   /**
