@@ -105,6 +105,18 @@ function writeManifest(home: string, manifest: InstallManifest): void {
   writeFileSync(manifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
+/** The agent preset the installed package ships. */
+function presetSource(profile: string): string {
+  return join(profile, 'node_modules', PACKAGE, 'presets', 'shadow-context')
+}
+
+/** The preset folder holds exactly the installed package's preset files. */
+function presetIsOurs(home: string, profile: string): boolean {
+  const source = presetSource(profile)
+  const target = presetTarget(home)
+  return existsSync(source) && existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
+}
+
 const OFF_PATCH = [
   '# Run one headless dsh session without Shadow Context: dsh --profile headless --patch <this file> "task"',
   '- id: compaction-basic',
@@ -124,21 +136,25 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
     changes.push(line)
     if (!ctx.output.json) ctx.output.out(line)
   }
-  const checks = machineChecks(ctx)
-  report(ctx, checks)
-  const failed = checks.filter(check => !check.ok)
-  if (failed.length > 0) throw new CliError(`${failed.map(check => check.check).join(', ')} not ready; nothing was changed. ${failed.map(check => check.fix).join('; ')}`, EXIT.unavailable)
-
   const dir = profileDir(ctx.home, profile)
   const patch = patchPath(ctx.home, profile)
+  const manifest = readManifest(ctx.home)
+  const previous = manifest.profiles[profile]
+  // Every refusal comes before the first change: a half-made install is worse than none.
   const before = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
   const broken = brokenBlock(before)
   if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing was changed. Put the end line back (or delete the block), then run install again`, EXIT.usage)
   const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
   if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
+  if (profile === 'web' && existsSync(presetTarget(ctx.home)) && !(previous?.presetCopied ?? false) && !presetIsOurs(ctx.home, dir)) {
+    throw new CliError(`${presetTarget(ctx.home)} exists and is not the one install copied; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
+  }
 
-  const manifest = readManifest(ctx.home)
-  const previous = manifest.profiles[profile]
+  const checks = machineChecks(ctx)
+  report(ctx, checks)
+  const failed = checks.filter(check => !check.ok)
+  if (failed.length > 0) throw new CliError(`${failed.map(check => check.check).join(', ')} not ready; nothing was changed. ${failed.map(check => check.fix).join('; ')}`, EXIT.unavailable)
+
   const tarball = stashTarball(ctx, options.package)
 
   // 1. the package, through dsh's own plugin command (it also joins our bundle layer)
@@ -177,11 +193,9 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   // 4. web: the agent preset folder where rc.8 reads user presets
   let presetCopied = previous?.presetCopied ?? false
   if (profile === 'web') {
-    const source = join(dir, 'node_modules', PACKAGE, 'presets', 'shadow-context')
+    const source = presetSource(dir)
     const target = presetTarget(ctx.home)
-    const same = existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
-    if (same) note(`=     agent preset ${target} is in place`)
-    else if (existsSync(target) && !presetCopied) throw new CliError(`${target} exists and is not the one install copied; move it away (or delete it), then run install again`, EXIT.usage)
+    if (presetIsOurs(ctx.home, dir)) note(`=     agent preset ${target} is in place`)
     else {
       mkdirSync(join(ctx.home, '.agent-presets'), { recursive: true })
       rmSync(target, { recursive: true, force: true })

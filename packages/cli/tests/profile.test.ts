@@ -1,5 +1,9 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { runCli } from '../src/main.ts'
 import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
@@ -71,5 +75,31 @@ describe('profile patch blocks', () => {
     expect(nodeIsEnough('v24.1.0')).toBe(true)
     expect(nodeIsEnough('v22.18.9')).toBe(false)
     expect(nodeIsEnough('v20.20.2')).toBe(false)
+  })
+
+  it('refuses a web install over a preset folder it did not copy before it changes anything', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-'))
+    try {
+      mkdirSync(join(home, '.agent-presets', 'shadow-context'), { recursive: true })
+      writeFileSync(join(home, '.agent-presets', 'shadow-context', 'agent.cordis.yml'), '# my own preset\n')
+      mkdirSync(join(home, 'profiles', 'web'), { recursive: true })
+      writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), DSH_HEADER)
+      const tree = (): string[] => readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
+        try {
+          return `${name}: ${readFileSync(join(home, name), 'utf8')}`
+        } catch {
+          return `${name}/`
+        }
+      })
+      const before = tree()
+      let stderr = ''
+      // whatever this machine has on PATH (a launcher or not), the refusal comes first
+      const code = await runCli(['install', '--profile', 'web', '--dsh-home', home], { stdout: () => undefined, stderr: text => void (stderr += text), stderrIsTTY: false })
+      expect(stderr).toMatch(/agent-presets\/shadow-context exists and is not the one install copied; nothing was changed/)
+      expect(code).toBe(2)
+      expect(tree()).toEqual(before)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
   })
 })
