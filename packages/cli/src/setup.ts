@@ -105,6 +105,16 @@ function writeManifest(home: string, manifest: InstallManifest): void {
   writeFileSync(manifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
+/**
+ * Profiles with any trace of an install: the record, the package, or our rows in the patch (the
+ * package removed by hand with `dsh plugin remove` leaves rows that stop dsh from booting).
+ */
+function installedProfiles(home: string, manifest: InstallManifest): ProfileName[] {
+  return PROFILES.filter(profile => manifest.profiles[profile] !== undefined
+    || profileManifest(home, profile)?.dependencies?.[PACKAGE] !== undefined
+    || (existsSync(patchPath(home, profile)) && hasBlock(readFileSync(patchPath(home, profile), 'utf8'), ROWS_BLOCK)))
+}
+
 /** The agent preset the installed package ships. */
 function presetSource(profile: string): string {
   return join(profile, 'node_modules', PACKAGE, 'presets', 'shadow-context')
@@ -221,7 +231,7 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
 export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]): Promise<Check[]> {
   const checks = machineChecks(ctx)
   const manifest = readManifest(ctx.home)
-  const chosen = profiles.length > 0 ? profiles : PROFILES.filter(profile => manifest.profiles[profile] !== undefined || profileManifest(ctx.home, profile)?.dependencies?.[PACKAGE] !== undefined)
+  const chosen = profiles.length > 0 ? profiles : installedProfiles(ctx.home, manifest)
   if (chosen.length === 0) checks.push({ check: 'profiles', ok: false, detail: `Shadow Context is not installed in any profile of ${ctx.home}`, fix: 'dsh-shadow install --profile headless (or web)' })
   const launcherOk = checks.every(check => check.ok || check.check !== 'launcher')
   for (const profile of chosen) {
@@ -276,7 +286,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
 
 export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], options: { readonly deleteStore: boolean; readonly removeHmrFix: boolean }): void {
   const manifest = readManifest(ctx.home)
-  const chosen = profiles.length > 0 ? profiles : PROFILES.filter(profile => manifest.profiles[profile] !== undefined || profileManifest(ctx.home, profile)?.dependencies?.[PACKAGE] !== undefined)
+  const chosen = profiles.length > 0 ? profiles : installedProfiles(ctx.home, manifest)
   const changes: string[] = []
   const note = (line: string): void => {
     changes.push(line)

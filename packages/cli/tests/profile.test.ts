@@ -102,4 +102,28 @@ describe('profile patch blocks', () => {
       rmSync(home, { recursive: true, force: true })
     }
   })
+
+  it('uninstall finds our rows in a profile whose package and install record are gone, and takes them out', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-rows-only-'))
+    try {
+      const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
+      mkdirSync(join(home, 'profiles', 'headless'), { recursive: true })
+      const before = `${DSH_HEADER.replace('[]\n', '')}${USER}`
+      writeFileSync(patch, merged(before, 'headless')) // `dsh plugin remove` took the package; the rows still name it
+      let stdout = ''
+      // no launcher to ask (a real one would check the composed config): the patch is what matters here
+      const path = process.env['PATH']
+      process.env['PATH'] = ''
+      const code = await runCli(['uninstall', '--dsh-home', home], { stdout: text => void (stdout += text), stderr: () => undefined, stderrIsTTY: false }).finally(() => {
+        process.env['PATH'] = path
+      })
+      expect(stdout).toContain('removed the Shadow Context rows')
+      expect(code).toBe(0)
+      const after = readFileSync(patch, 'utf8')
+      expect(hasBlock(after, ROWS_BLOCK)).toBe(false)
+      expect(hasBlock(after, HMR_BLOCK)).toBe(true) // rc.8 still needs it
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
 })
