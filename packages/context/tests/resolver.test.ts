@@ -208,6 +208,32 @@ describe('RecallResolver', () => {
     expect(text).toContain('缓存过期时间统一改成九十秒')
   })
 
+  it('never cuts a character in half: every page and a read at any offset is well-formed Unicode', async () => {
+    const tag = sessionTag('main')
+    // astral characters are two UTF-16 units: a cut between them sends a lone surrogate to the provider
+    const text = `${'😀 emoji 𠀋 '.repeat(1_500)}end-of-emoji`
+    await store.append([row('main', 70, text, { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' })])
+    for (const budget of [200, 201, 203, 257]) {
+      let read = await resolver().read({ id: `${tag}.70`, before: 0, after: 0, budget })
+      const pages = [read.text]
+      while (read.cursor !== null) {
+        read = await resolver().read({ cursor: read.cursor, budget })
+        pages.push(read.text)
+      }
+      expect(pages.length).toBeGreaterThan(3)
+      for (const page of pages) expect(page.isWellFormed(), `budget ${budget}`).toBe(true)
+      expect(pages.join('\n')).toContain('end-of-emoji')
+    }
+    for (const at of [1, 3, 7, 11]) expect((await resolver().read({ id: `${tag}.70`, at, budget: 200 })).text.isWellFormed(), `at ${at}`).toBe(true)
+    // and the snippets of search hits, wherever the match sits among the pairs
+    await store.append([0, 1, 2, 3].map(pad => row('main', 71 + pad, `${'x'.repeat(pad)}${'😀𠀋'.repeat(400)} quokka${pad} ${'😀'.repeat(400)}`)))
+    for (const pad of [0, 1, 2, 3]) {
+      const found = await resolver().search({ query: `quokka${pad}` })
+      expect(found.shadowIds[0]).toBe(`${tag}.${71 + pad}`)
+      expect(found.text.isWellFormed(), `pad ${pad}`).toBe(true)
+    }
+  })
+
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {
     const before = await store.stats()
     const tag = sessionTag('main')

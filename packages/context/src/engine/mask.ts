@@ -10,6 +10,7 @@
  * Its outputs stay in the shadow store verbatim; each one is named by its shadow id.
  */
 import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 import type { DigestMessage } from './digest.ts'
 
 /** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
@@ -25,7 +26,7 @@ const ARGS_CHARS = 600
 
 function gist(args: string): string {
   const text = flat(args)
-  return text.length <= ARGS_CHARS ? text : `${text.slice(0, ARGS_CHARS - 1)}…`
+  return text.length <= ARGS_CHARS ? text : `${cutPrefix(text, ARGS_CHARS - 1)}…`
 }
 
 export function composeMask(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): { text: string; footer: string } {

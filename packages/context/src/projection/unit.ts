@@ -12,6 +12,7 @@ import { z } from 'zod'
 import { extent } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
+import { cutPrefix } from '../text.ts'
 
 export const PROJECTION_KEY = 'shadowContext'
 // 2: checkpoints carry the shadow id range their footer states (shadowFrom/shadowTo)
@@ -173,7 +174,7 @@ export function recallSnippet(text: string): string | null {
   const at = lines.findIndex(line => new RegExp(SHADOW_ID.source).test(line))
   if (at === -1) return null
   const line = (lines.slice(at + 1).find(candidate => candidate.length > 0 && !candidate.startsWith('──')) ?? lines[at]!).replaceAll('**', '').replace(/\s+/g, ' ')
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line
+  return line.length > 120 ? `${cutPrefix(line, 119)}…` : line
 }
 
 /** How a unit redacts the free text it keeps (recall queries, failure messages); identity when off. */

@@ -17,6 +17,7 @@ import {
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
 import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -152,7 +153,8 @@ const CALL_PREFACE_SHARE = 0.5
 /** The call of a tool result, bounded: what it was asked to do (a write's content, a command). */
 function callPreface(call: ShadowMessage, budget: number): string {
   const room = Math.floor(budget * 4 * CALL_PREFACE_SHARE)
-  const shown = call.text.length > room ? `${call.text.slice(0, room)}\n[… ${call.text.length - room} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
+  const cut = cutPrefix(call.text, room)
+  const shown = call.text.length > room ? `${cut}\n[… ${call.text.length - cut.length} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
   return `── called in ${call.shadowId} · ${formatTime(call.time)} UTC · assistant\n${shown}`
 }
 
