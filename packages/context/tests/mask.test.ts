@@ -114,6 +114,27 @@ describe('masking at overflow recovery', () => {
     expect(readText).toContain(JSON.stringify(log(1).slice(0, 4_000)).slice(1, -1))
     expect(harness.problems()).toEqual([])
   })
+
+  it('masks a step of 600 parallel calls into a stub that fits, naming the middle results as one range', async () => {
+    const WINDOW = 16_000
+    const model = new ScriptedModel({ contextWindow: WINDOW })
+    const harness = await recallHarness({ model, tools: [{ name: 'read_file', description: 'read a file', run: args => `${JSON.stringify(args)}: export const x = 1 // ${'ok '.repeat(20)}` }] })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-parallel' })
+    model.enqueue({ kind: 'tools', calls: Array.from({ length: 600 }, (_, index) => ({ name: 'read_file', args: { path: `src/file${index}.ts` } })) }, { kind: 'text', text: 'Read them all.' })
+    const end = await harness.send(agent, 'Read every file.')
+    expect(end.data.reason).toEqual({ kind: 'completed' })
+    const sent = model.requests.filter(request => request.purpose === 'conversation')
+    expect(sent.some(request => request.rejected)).toBe(true) // the step alone was over the window
+    const stub = sent.at(-1)!.options.messages.flatMap(message => message.content).find(block => block.type === 'text' && block.text.startsWith(MASK_MARKER))
+    const text = stub?.type === 'text' ? stub.text : ''
+    expect(text.split('\n').length).toBeLessThan(50)
+    expect(text).toMatch(/- … 560 more results \(read_file ×560\), \S+\.\d+ … \S+\.\d+: shadow_read \{"checkpoint":"\S+"\}/)
+    expect(text).toContain('src/file0.ts')
+    expect(text).toContain('src/file599.ts')
+    expect(sent.at(-1)!.inputTokens).toBeLessThan(WINDOW)
+    expect(harness.problems()).toEqual([])
+  })
 })
 
 describe('masking between passes', () => {
