@@ -115,6 +115,24 @@ describe('masking at overflow recovery', () => {
     expect(harness.problems()).toEqual([])
   })
 
+  it('leaves the current turn\'s outputs alone when the digest of earlier turns is enough', async () => {
+    const model = new ScriptedModel({ contextWindow: 32_000 })
+    const harness = await recallHarness({ model, tools: agenticTools(3, 1_600), engine: { thresholdRatio: 0.6 } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-overflow-enough' })
+    await harness.play(agent, agenticTurns({ turns: 3, steps: 3, calls: [1, 1], seed: 9 }))
+    expect(summaries(agent.session.events, 'mask-v1')).toEqual([])
+    // the provider refuses the request after this turn's first bulky output (its prompt window is smaller than it said)
+    const [turn] = agenticTurns({ turns: 1, steps: 2, calls: [1, 1], seed: 10 })
+    model.enqueue(turn!.steps[0]!, { kind: 'overflow' }, ...turn!.steps.slice(1))
+    const end = await harness.send(agent, turn!.prompt)
+    expect(end.data.reason).toEqual({ kind: 'completed' })
+    const events = agent.session.events
+    expect(summaries(events, 'digest-v1').length).toBeGreaterThan(0)
+    expect(summaries(events, 'mask-v1')).toEqual([])
+    expect(harness.problems()).toEqual([])
+  })
+
   it('masks a step of 600 parallel calls into a stub that fits, naming the middle results as one range', async () => {
     const WINDOW = 16_000
     const model = new ScriptedModel({ contextWindow: WINDOW })
