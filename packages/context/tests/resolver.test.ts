@@ -186,6 +186,15 @@ describe('RecallResolver', () => {
     expect(result.shadowIds[0]).toBe(`${sessionTag('main')}.61`)
     expect(result.text.replace(JSON.stringify(`staging port ${key}`), '').toLowerCase()).not.toContain('abcdef0123456789zyxwvu9876')
     expect((await failure(() => redacting.search({ query: key }))).code).toBe('INVALID_INPUT')
+    expect((await failure(() => redacting.search({ query: key }))).message).toMatch(/redacts/)
+  })
+
+  it('says a query of punctuation alone has nothing to search for (it blamed redaction, which was off)', async () => {
+    for (const query of ['"""', '---', '?!', '** ** **']) {
+      const error = await failure(() => resolver().search({ query }))
+      expect(error.code).toBe('INVALID_INPUT')
+      expect(error.message).toBe('query has no word or number to search for (punctuation alone matches nothing)')
+    }
   })
 
   it('reads a hit at its passage first and continues with a cursor', async () => {

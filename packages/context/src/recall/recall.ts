@@ -220,6 +220,7 @@ export class RecallResolver {
       const asked = await this.timeWords(query, range)
       const { window, timeNote } = asked
       const words = this.scope.redact === undefined ? asked.words : this.scope.redact(asked.words).replace(/\[REDACTED:[^\]]*\]/g, ' ')
+      if (!/[\p{L}\p{N}]/u.test(asked.words)) throw new RecallError('INVALID_INPUT', 'query has no word or number to search for (punctuation alone matches nothing)')
       if (!/[\p{L}\p{N}]/u.test(words)) throw new RecallError('INVALID_INPUT', 'the query holds only text the store redacts (secrets are not kept, so they cannot be searched); search for the words around it')
       const search = (timed: boolean) => this.store.search(words, {
         ...this.scopeOptions,
