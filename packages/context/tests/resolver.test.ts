@@ -243,6 +243,29 @@ describe('RecallResolver', () => {
     }
   })
 
+  it('ends a page of originals early when its text passes the cap, and paging by start still reaches every message', async () => {
+    await store.registerSession({ sessionId: 'bulky', workspace: '/repo' })
+    const big = (seq: number): string => `${seq}:${'y'.repeat(400_000)}`
+    await store.append([1, 2, 3, 4, 5, 6].map(seq => row('bulky', seq, big(seq), { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' })))
+    const checkpoint = checkpointId(sessionTag('bulky'), 1)
+    await store.recordCheckpoint({ checkpointId: checkpoint, sessionId: 'bulky', engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2, 3, 4, 5, 6], createdAt: T0 })
+    const seen: number[] = []
+    for (let start = 0, pages = 0; start < 6; pages += 1) {
+      const page = await resolver('bulky').page({ checkpoint }, start, 100)
+      expect(page.total).toBe(6)
+      expect(page.messages.length).toBeGreaterThan(0)
+      expect(page.messages.reduce((sum, message) => sum + message.text.length, 0)).toBeLessThanOrEqual(1_000_000)
+      for (const message of page.messages) expect(message.text).toBe(big(message.seq)) // whole, as stored
+      seen.push(...page.messages.map(message => message.seq))
+      start += page.messages.length
+      expect(pages).toBeLessThan(6)
+    }
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6])
+    // one message over the cap still comes whole
+    await store.append([row('bulky', 7, 'z'.repeat(1_500_000))])
+    expect((await resolver('bulky').page({ id: `${sessionTag('bulky')}.7`, before: 0, after: 0 })).messages[0]!.text.length).toBe(1_500_000)
+  })
+
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {
     const before = await store.stats()
     const tag = sessionTag('main')

@@ -93,6 +93,8 @@ export interface ReadPage {
 }
 
 export const PAGE_LIMIT_MAX = 100
+/** Text a page carries before it stops early (one message always goes whole, however long). */
+export const PAGE_CHARS_MAX = 1_000_000
 
 export interface RecallScope {
   readonly sessionId: string
@@ -335,7 +337,15 @@ export class RecallResolver {
       if (args.cursor !== undefined && args.cursor !== null) throw new RecallError('INVALID_INPUT', 'a page is addressed by start and limit, not by cursor')
       const { messages, title } = await this.select(this.selector(args))
       if (from > messages.length) throw new RecallError('INVALID_INPUT', `start ${from} is past the end (${messages.length} messages)`)
-      return { title, total: messages.length, start: from, messages: messages.slice(from, from + size) }
+      // whole messages, but not a hundred 5 MB tool outputs in one reply: the page ends where its text passes the cap
+      const shown: ShadowMessage[] = []
+      let chars = 0
+      for (const message of messages.slice(from, from + size)) {
+        if (shown.length > 0 && chars + message.text.length > PAGE_CHARS_MAX) break
+        shown.push(message)
+        chars += message.text.length
+      }
+      return { title, total: messages.length, start: from, messages: shown }
     })
   }
 
