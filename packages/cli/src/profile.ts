@@ -135,9 +135,10 @@ export function brokenBlock(text: string): string | undefined {
   return undefined
 }
 
-/** Lines that carry YAML (not comments, not blank). */
+/** Lines that carry YAML (not comments, not blank, not a `---` document start, which editors like to add). */
 function content(text: string): string[] {
-  return text.split('\n').map(bare).filter(line => line.trim().length > 0 && !line.trimStart().startsWith('#'))
+  const lines = text.split('\n').map(bare).filter(line => line.trim().length > 0 && !line.trimStart().startsWith('#'))
+  return /^---(?:\s|$)/.test(lines[0] ?? '') ? lines.slice(1) : lines
 }
 
 /**

@@ -51,8 +51,13 @@ describe('profile patch blocks', () => {
     const fresh = merged(crlf(DSH_HEADER), 'web')
     expect(fresh.split('\n').slice(0, -1).every(line => line.endsWith('\r'))).toBe(true)
     expect(restoredPatch(fresh, { removeHmr: true })).toBe(crlf(DSH_HEADER))
-    // a user list that starts with a byte-order mark is still a list
+    // a user list that starts with a byte-order mark, or with a document start, is still a list
     expect(patchShape(`\uFEFF${USER}`)).toBe('sequence')
+    const documented = `---\n${USER}`
+    expect(patchShape(documented)).toBe('sequence')
+    expect(merged(documented, 'web').startsWith(documented)).toBe(true)
+    expect(restoredPatch(merged(documented, 'web'), { removeHmr: true })).toBe(documented)
+    expect(patchShape('---\n[]\n')).toBe('empty-list')
   })
 
   it('names a block whose end marker was deleted by hand (install and uninstall refuse it)', () => {
