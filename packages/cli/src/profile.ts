@@ -98,23 +98,47 @@ export function rowsBlock(profile: ProfileName, headlessPatch: string): string {
   return block(ROWS_BLOCK, 'added by `dsh-shadow install`; `dsh-shadow uninstall` removes it', body)
 }
 
+/** A line as YAML reads it: without the `\r` of a CRLF file or the byte-order mark of its first line. */
+function bare(line: string): string {
+  return line.replace(/^\uFEFF/, '').replace(/\r$/, '')
+}
+
+/** Where one of our blocks starts and ends (line indexes), `start` alone when its end marker is gone. */
+function blockLines(text: string, name: string): { start: number; end: number } | undefined {
+  const lines = text.split('\n').map(bare)
+  const start = lines.findIndex(line => line.startsWith(`${BEGIN}${name} (`) || line === `${BEGIN}${name}`)
+  if (start === -1) return undefined
+  return { start, end: lines.findIndex((line, index) => index > start && line === `${END}${name}`) }
+}
+
 /** The text with one of our blocks taken out (unchanged when it is not there). */
 export function withoutBlock(text: string, name: string): string {
+  const found = blockLines(text, name)
+  if (found === undefined || found.end === -1) return text
   const lines = text.split('\n')
-  const start = lines.findIndex(line => line.startsWith(`${BEGIN}${name} (`) || line === `${BEGIN}${name}`)
-  if (start === -1) return text
-  const end = lines.findIndex((line, index) => index > start && line === `${END}${name}`)
-  if (end === -1) return text
-  return [...lines.slice(0, start), ...lines.slice(end + 1)].join('\n')
+  return [...lines.slice(0, found.start), ...lines.slice(found.end + 1)].join('\n')
 }
 
 export function hasBlock(text: string, name: string): boolean {
   return withoutBlock(text, name) !== text
 }
 
-/** Lines that carry YAML (not comments, not blank). */
+/**
+ * Which of our blocks has lost its end marker (hand-edited): install would add a second copy and
+ * uninstall could not find where ours ends, so both refuse until the user puts the marker back.
+ */
+export function brokenBlock(text: string): string | undefined {
+  for (const name of [ROWS_BLOCK, HMR_BLOCK]) {
+    const found = blockLines(text, name)
+    if (found !== undefined && found.end === -1) return `line ${found.start + 1} opens "${BEGIN}${name}" but no "${END}${name}" line follows it`
+  }
+  return undefined
+}
+
+/** Lines that carry YAML (not comments, not blank, not a `---` document start, which editors like to add). */
 function content(text: string): string[] {
-  return text.split('\n').filter(line => line.trim().length > 0 && !line.trimStart().startsWith('#'))
+  const lines = text.split('\n').map(bare).filter(line => line.trim().length > 0 && !line.trimStart().startsWith('#'))
+  return /^---(?:\s|$)/.test(lines[0] ?? '') ? lines.slice(1) : lines
 }
 
 /**
@@ -130,14 +154,29 @@ export function patchShape(text: string): 'empty' | 'empty-list' | 'sequence' | 
 
 /** Remove dsh's `[]` line (the list our items start), keeping the comments above it. */
 export function dropEmptyList(text: string): string {
-  return text.split('\n').filter(line => line.trim() !== '[]').join('\n')
+  return text.split('\n').filter(line => bare(line).trim() !== '[]').join('\n')
+}
+
+/** The line ending a patch file uses (an editor may have saved it with CRLF). */
+function eol(text: string): string {
+  return text.includes('\r\n') ? '\r\n' : '\n'
+}
+
+/** The patch after install: the user's rows as they are, then our HMR and rows blocks, in the file's own line ending. */
+export function mergedPatch(current: string, profile: ProfileName, headlessPatch: string): string {
+  let base = withoutBlock(withoutBlock(current, ROWS_BLOCK), HMR_BLOCK)
+  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
+  const ending = eol(current)
+  const ours = `${hmrBlock()}${rowsBlock(profile, headlessPatch)}`.replaceAll('\n', ending)
+  return `${base.trimEnd()}${base.trim().length === 0 ? '' : ending}${ours}`
 }
 
 /** The patch after uninstall: our rows out; `[]` back when nothing else is left, so dsh still reads a list. */
 export function restoredPatch(text: string, options: { readonly removeHmr: boolean }): string {
   let next = withoutBlock(text, ROWS_BLOCK)
   if (options.removeHmr) next = withoutBlock(next, HMR_BLOCK)
-  if (content(next).length === 0) next = `${next.trimEnd()}${next.trim().length === 0 ? '' : '\n'}[]\n`
+  const ending = eol(text)
+  if (content(next).length === 0) next = `${next.trimEnd()}${next.trim().length === 0 ? '' : ending}[]${ending}`
   return next
 }
 

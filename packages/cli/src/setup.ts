@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
 import {
-  dropEmptyList, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, hmrBlock, LAUNCHER_VERSION, manifestPath, nodeIsEnough, offPatchPath, ownPackageRoot,
+  brokenBlock, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
-  rowsBlock, run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
+  run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
 } from './profile.ts'
 
 export interface SetupContext {
@@ -105,6 +105,28 @@ function writeManifest(home: string, manifest: InstallManifest): void {
   writeFileSync(manifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
+/**
+ * Profiles with any trace of an install: the record, the package, or our rows in the patch (the
+ * package removed by hand with `dsh plugin remove` leaves rows that stop dsh from booting).
+ */
+function installedProfiles(home: string, manifest: InstallManifest): ProfileName[] {
+  return PROFILES.filter(profile => manifest.profiles[profile] !== undefined
+    || profileManifest(home, profile)?.dependencies?.[PACKAGE] !== undefined
+    || (existsSync(patchPath(home, profile)) && hasBlock(readFileSync(patchPath(home, profile), 'utf8'), ROWS_BLOCK)))
+}
+
+/** The agent preset the installed package ships. */
+function presetSource(profile: string): string {
+  return join(profile, 'node_modules', PACKAGE, 'presets', 'shadow-context')
+}
+
+/** The preset folder holds exactly the installed package's preset files. */
+function presetIsOurs(home: string, profile: string): boolean {
+  const source = presetSource(profile)
+  const target = presetTarget(home)
+  return existsSync(source) && existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
+}
+
 const OFF_PATCH = [
   '# Run one headless dsh session without Shadow Context: dsh --profile headless --patch <this file> "task"',
   '- id: compaction-basic',
@@ -124,19 +146,25 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
     changes.push(line)
     if (!ctx.output.json) ctx.output.out(line)
   }
+  const dir = profileDir(ctx.home, profile)
+  const patch = patchPath(ctx.home, profile)
+  const manifest = readManifest(ctx.home)
+  const previous = manifest.profiles[profile]
+  // Every refusal comes before the first change: a half-made install is worse than none.
+  const before = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
+  const broken = brokenBlock(before)
+  if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing was changed. Put the end line back (or delete the block), then run install again`, EXIT.usage)
+  const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
+  if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
+  if (profile === 'web' && existsSync(presetTarget(ctx.home)) && !(previous?.presetCopied ?? false) && !presetIsOurs(ctx.home, dir)) {
+    throw new CliError(`${presetTarget(ctx.home)} exists and is not the one install copied; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
+  }
+
   const checks = machineChecks(ctx)
   report(ctx, checks)
   const failed = checks.filter(check => !check.ok)
   if (failed.length > 0) throw new CliError(`${failed.map(check => check.check).join(', ')} not ready; nothing was changed. ${failed.map(check => check.fix).join('; ')}`, EXIT.unavailable)
 
-  const dir = profileDir(ctx.home, profile)
-  const patch = patchPath(ctx.home, profile)
-  const before = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
-  const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
-  if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
-
-  const manifest = readManifest(ctx.home)
-  const previous = manifest.profiles[profile]
   const tarball = stashTarball(ctx, options.package)
 
   // 1. the package, through dsh's own plugin command (it also joins our bundle layer)
@@ -165,9 +193,7 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   // 3. the profile patch: our blocks merged in, the user's own rows kept as they are
   const current = existsSync(patch) ? readFileSync(patch, 'utf8') : ''
   const headlessPatch = readFileSync(join(dir, 'node_modules', PACKAGE, 'patches', 'headless.cordis.patch.yml'), 'utf8')
-  let base = withoutBlock(withoutBlock(current, ROWS_BLOCK), HMR_BLOCK)
-  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
-  const merged = `${base.trimEnd()}${base.trim().length === 0 ? '' : '\n'}${hmrBlock()}${rowsBlock(profile, headlessPatch)}`
+  const merged = mergedPatch(current, profile, headlessPatch)
   if (merged === current) note(`=     ${patch} already has the Shadow Context rows and the HMR workaround`)
   else {
     writeFileSync(patch, merged)
@@ -177,11 +203,9 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   // 4. web: the agent preset folder where rc.8 reads user presets
   let presetCopied = previous?.presetCopied ?? false
   if (profile === 'web') {
-    const source = join(dir, 'node_modules', PACKAGE, 'presets', 'shadow-context')
+    const source = presetSource(dir)
     const target = presetTarget(ctx.home)
-    const same = existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
-    if (same) note(`=     agent preset ${target} is in place`)
-    else if (existsSync(target) && !presetCopied) throw new CliError(`${target} exists and is not the one install copied; move it away (or delete it), then run install again`, EXIT.usage)
+    if (presetIsOurs(ctx.home, dir)) note(`=     agent preset ${target} is in place`)
     else {
       mkdirSync(join(ctx.home, '.agent-presets'), { recursive: true })
       rmSync(target, { recursive: true, force: true })
@@ -207,7 +231,7 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
 export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]): Promise<Check[]> {
   const checks = machineChecks(ctx)
   const manifest = readManifest(ctx.home)
-  const chosen = profiles.length > 0 ? profiles : PROFILES.filter(profile => manifest.profiles[profile] !== undefined || profileManifest(ctx.home, profile)?.dependencies?.[PACKAGE] !== undefined)
+  const chosen = profiles.length > 0 ? profiles : installedProfiles(ctx.home, manifest)
   if (chosen.length === 0) checks.push({ check: 'profiles', ok: false, detail: `Shadow Context is not installed in any profile of ${ctx.home}`, fix: 'dsh-shadow install --profile headless (or web)' })
   const launcherOk = checks.every(check => check.ok || check.check !== 'launcher')
   for (const profile of chosen) {
@@ -262,7 +286,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
 
 export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], options: { readonly deleteStore: boolean; readonly removeHmrFix: boolean }): void {
   const manifest = readManifest(ctx.home)
-  const chosen = profiles.length > 0 ? profiles : PROFILES.filter(profile => manifest.profiles[profile] !== undefined || profileManifest(ctx.home, profile)?.dependencies?.[PACKAGE] !== undefined)
+  const chosen = profiles.length > 0 ? profiles : installedProfiles(ctx.home, manifest)
   const changes: string[] = []
   const note = (line: string): void => {
     changes.push(line)
@@ -277,6 +301,8 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
     // the patch first: rows naming a package that is gone would stop dsh from booting
     if (existsSync(patch)) {
       const text = readFileSync(patch, 'utf8')
+      const broken = brokenBlock(text)
+      if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing more was changed. Put the end line back (or delete the block by hand), then run uninstall again`, EXIT.usage)
       const next = restoredPatch(text, { removeHmr: options.removeHmrFix })
       if (next !== text) {
         writeFileSync(patch, next)

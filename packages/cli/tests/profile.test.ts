@@ -1,17 +1,18 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dropEmptyList, hasBlock, HMR_BLOCK, hmrBlock, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK, rowsBlock, withoutBlock } from '../src/profile.ts'
+import { runCli } from '../src/main.ts'
+import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
 const HEADLESS = '# comment\n- id: compaction-basic\n  disabled: true\n- insert:\n    - id: shadow-capture\n      name: dsh-shadow-context/rows/capture\n'
 const USER = '# mine\n- id: agent-default-model\n  config: { provider: deepseek, model: deepseek-chat }\n'
 
 /** What install writes, given the file as it is. */
-function merged(before: string, profile: 'headless' | 'web'): string {
-  let base = withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK)
-  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
-  return `${base.trimEnd()}${base.trim().length === 0 ? '' : '\n'}${hmrBlock()}${rowsBlock(profile, HEADLESS)}`
-}
+const merged = (before: string, profile: 'headless' | 'web'): string => mergedPatch(before, profile, HEADLESS)
+const crlf = (text: string): string => text.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n')
 
 describe('profile patch blocks', () => {
   it('replaces dsh\'s empty [] with a list, and uninstall puts [] back', () => {
@@ -37,6 +38,36 @@ describe('profile patch blocks', () => {
     expect(restoredPatch(once, { removeHmr: true }).trimEnd()).toBe(before.trimEnd())
   })
 
+  it('finds its blocks in a patch an editor saved with CRLF or a byte-order mark, and keeps that line ending', () => {
+    const before = `${DSH_HEADER.replace('[]\n', '')}${USER}`
+    for (const saved of [crlf(merged(before, 'headless')), `\uFEFF${merged(before, 'headless')}`, `\uFEFF${crlf(merged(before, 'headless'))}`]) {
+      expect(hasBlock(saved, ROWS_BLOCK) && hasBlock(saved, HMR_BLOCK)).toBe(true)
+      expect(merged(saved, 'headless')).toBe(saved) // install again: no second copy of our rows
+      const restored = restoredPatch(saved, { removeHmr: true })
+      expect(restored).not.toContain('dsh-shadow')
+      expect(restored.replace('\uFEFF', '').replaceAll('\r\n', '\n').trimEnd()).toBe(before.trimEnd())
+    }
+    // a CRLF file gets CRLF rows, and `[]` back in CRLF when nothing else is left
+    const fresh = merged(crlf(DSH_HEADER), 'web')
+    expect(fresh.split('\n').slice(0, -1).every(line => line.endsWith('\r'))).toBe(true)
+    expect(restoredPatch(fresh, { removeHmr: true })).toBe(crlf(DSH_HEADER))
+    // a user list that starts with a byte-order mark, or with a document start, is still a list
+    expect(patchShape(`\uFEFF${USER}`)).toBe('sequence')
+    const documented = `---\n${USER}`
+    expect(patchShape(documented)).toBe('sequence')
+    expect(merged(documented, 'web').startsWith(documented)).toBe(true)
+    expect(restoredPatch(merged(documented, 'web'), { removeHmr: true })).toBe(documented)
+    expect(patchShape('---\n[]\n')).toBe('empty-list')
+  })
+
+  it('names a block whose end marker was deleted by hand (install and uninstall refuse it)', () => {
+    const once = merged(USER, 'headless')
+    expect(brokenBlock(once)).toBeUndefined()
+    const cut = once.split('\n').filter(line => line !== `# <<< ${ROWS_BLOCK}`).join('\n')
+    expect(brokenBlock(cut)).toMatch(/^line \d+ opens "# >>> dsh-shadow-context" but no "# <<< dsh-shadow-context" line follows it$/)
+    expect(brokenBlock(USER)).toBeUndefined()
+  })
+
   it('refuses to merge into a patch that is not a block list', () => {
     expect(patchShape('[{ id: hmr }]')).toBe('other')
     expect(patchShape('id: hmr\n')).toBe('other')
@@ -49,5 +80,55 @@ describe('profile patch blocks', () => {
     expect(nodeIsEnough('v24.1.0')).toBe(true)
     expect(nodeIsEnough('v22.18.9')).toBe(false)
     expect(nodeIsEnough('v20.20.2')).toBe(false)
+  })
+
+  it('refuses a web install over a preset folder it did not copy before it changes anything', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-'))
+    try {
+      mkdirSync(join(home, '.agent-presets', 'shadow-context'), { recursive: true })
+      writeFileSync(join(home, '.agent-presets', 'shadow-context', 'agent.cordis.yml'), '# my own preset\n')
+      mkdirSync(join(home, 'profiles', 'web'), { recursive: true })
+      writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), DSH_HEADER)
+      const tree = (): string[] => readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
+        try {
+          return `${name}: ${readFileSync(join(home, name), 'utf8')}`
+        } catch {
+          return `${name}/`
+        }
+      })
+      const before = tree()
+      let stderr = ''
+      // whatever this machine has on PATH (a launcher or not), the refusal comes first
+      const code = await runCli(['install', '--profile', 'web', '--dsh-home', home], { stdout: () => undefined, stderr: text => void (stderr += text), stderrIsTTY: false })
+      expect(stderr).toMatch(/agent-presets\/shadow-context exists and is not the one install copied; nothing was changed/)
+      expect(code).toBe(2)
+      expect(tree()).toEqual(before)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+
+  it('uninstall finds our rows in a profile whose package and install record are gone, and takes them out', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-rows-only-'))
+    try {
+      const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
+      mkdirSync(join(home, 'profiles', 'headless'), { recursive: true })
+      const before = `${DSH_HEADER.replace('[]\n', '')}${USER}`
+      writeFileSync(patch, merged(before, 'headless')) // `dsh plugin remove` took the package; the rows still name it
+      let stdout = ''
+      // no launcher to ask (a real one would check the composed config): the patch is what matters here
+      const path = process.env['PATH']
+      process.env['PATH'] = ''
+      const code = await runCli(['uninstall', '--dsh-home', home], { stdout: text => void (stdout += text), stderr: () => undefined, stderrIsTTY: false }).finally(() => {
+        process.env['PATH'] = path
+      })
+      expect(stdout).toContain('removed the Shadow Context rows')
+      expect(code).toBe(0)
+      const after = readFileSync(patch, 'utf8')
+      expect(hasBlock(after, ROWS_BLOCK)).toBe(false)
+      expect(hasBlock(after, HMR_BLOCK)).toBe(true) // rc.8 still needs it
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
   })
 })

@@ -92,6 +92,17 @@ async function playDegraded(harness: DshHarness, agent: Agent, from: number, to:
   return { refusals, view }
 }
 
+/**
+ * Wait until the capture has the store open again. A broken store is retried at most every half
+ * second and the open runs in a worker; scripted turns are faster than that, and under load all
+ * of the recovered turns could end before the reopen (seen once: no pass committed in 20 turns).
+ */
+async function storeBack(harness: DshHarness): Promise<void> {
+  const capture = harness.ctx.shadowCapture
+  await expect.poll(async () => capture.opened().then(() => true, () => false), { timeout: 30_000, interval: 100 }).toBe(true)
+  await capture.flush()
+}
+
 /** After recovery: the next passes commit and the store holds the visible log exactly. */
 async function playRecovered(harness: DshHarness, agent: Agent, from: number, to: number): Promise<void> {
   const generation = agent.session.surface.replaceGeneration
@@ -179,8 +190,8 @@ describe('store faults on a real dsh session', () => {
     expect(repair.code, repair.stderr).toBe(0)
     expect(`${repair.stdout}${repair.stderr}`).toMatch(/set the old store aside/)
 
-    // no restart: the next write after the retry interval reopens the rebuilt store
-    await new Promise(resolve => setTimeout(resolve, 600))
+    // no restart: a call after the retry interval reopens the rebuilt store
+    await storeBack(harness)
     await playRecovered(harness, agent, 30, 50)
     await harness.dispose({ keepHome: true })
     expect(cli(home, 'verify', sessionId).code).toBe(0)
@@ -257,8 +268,7 @@ describe('store faults on a real dsh session', () => {
     expect(harness.ctx.shadowCapture.health.lastFailure?.message).toMatch(/readonly|read-only|unable to open|attempt to write/i)
     if (readOnly === undefined) await (await harness.ctx.shadowCapture.opened()).setWritable(true)
     else readOnly.undo()
-    // a broken store is retried at most every half second; scripted turns are faster than that
-    await new Promise(resolve => setTimeout(resolve, 600))
+    await storeBack(harness)
     await playRecovered(harness, agent, 30, 50)
   }, 120_000)
 

@@ -1,7 +1,7 @@
 /**
  * The renderer this plugin puts in dsh's `compaction` row seat (see compaction.ts): our
- * checkpoint node, titled with dsh's words, for our engine's compactions; for any other engine's,
- * a row like dsh's own — the title, the item and token counts, and the summary on click.
+ * checkpoint node, titled with dsh's words, for our engine's compactions; any other engine's goes
+ * back to the renderer dsh would have used (`next()`), or, on a dsh without one, to a row like it.
  */
 import { createElement, useState, type ComponentType, type ReactElement } from 'react'
 import type { ShadowApi } from './api.ts'
@@ -14,7 +14,7 @@ interface CompactionRowProps {
   readonly t?: Translate
 }
 
-/** Another engine's compaction, the way dsh shows it: collapsed, the summary text on click. */
+/** Another engine's compaction when dsh has no renderer of its own: collapsed, the summary on click. */
 function OtherCompactionRow({ id, title, facts, summary }: { id: string; title: string; facts: string; summary: string | null }): ReactElement {
   const [open, setOpen] = useState(false)
   return (
@@ -29,16 +29,23 @@ function OtherCompactionRow({ id, title, facts, summary }: { id: string; title: 
   )
 }
 
-export function createCompactionNode(api: ShadowApi) {
-  return function ShadowCompactionNode({ node, t, sessionId, useProjection }: SessionKit & CompactionRowProps): ReactElement | null {
+export function createCompactionNode(api: ShadowApi, next: () => unknown = () => undefined) {
+  return function ShadowCompactionNode(props: SessionKit & CompactionRowProps): ReactElement | null {
+    const { node, t, sessionId, useProjection } = props
     const view = shadowViewOf(useProjection(PROJECTION_KEY))
     const data = compactionDataOf(node.data)
     if (data === undefined) return null // a payload this plugin does not know: nothing rather than a wrong row
     const words = compactionWords(t, data)
     const ours = shadowCheckpointOf({ id: node.id, data }, view)
-    if (ours === undefined) return <OtherCompactionRow id={node.id} title={words.title} facts={words.facts} summary={data.summary} />
-    return <CheckpointRow api={api} sessionId={sessionId} view={view} data={ours} title={words.title} digest={data.summary} />
+    if (ours !== undefined) return <CheckpointRow api={api} sessionId={sessionId} view={view} data={ours} title={words.title} digest={data.summary} />
+    const renderer = next()
+    if (isRenderer(renderer)) return createElement(renderer as ComponentType<typeof props>, props)
+    return <OtherCompactionRow id={node.id} title={words.title} facts={words.facts} summary={data.summary} />
   }
+}
+
+function isRenderer(value: unknown): boolean {
+  return typeof value === 'function' || (typeof value === 'object' && value !== null)
 }
 
 /**
@@ -59,6 +66,6 @@ export function createManualCompactionNode(api: ShadowApi, next: () => unknown) 
     }
     const renderer = next()
     // no other renderer for the key (not a dsh this plugin knows): nothing rather than a wrong row
-    return typeof renderer === 'function' || (typeof renderer === 'object' && renderer !== null) ? createElement(renderer as ComponentType<typeof props>, props) : null
+    return isRenderer(renderer) ? createElement(renderer as ComponentType<typeof props>, props) : null
   }
 }

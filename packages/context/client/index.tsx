@@ -24,7 +24,9 @@ export function apply(ctx: ClientContext): void {
   ctx.conversationEvents.register(recallDefinition)
   ctx.slots.inject('conversation.chat.node', () => ctx.slots.register({ name: 'conversation.chat.node', key: RECALL_KIND }, createRecallNode(api)))
   // `locale: 'conversation'` hands the renderer dsh's conversation strings ("Context compacted", …)
-  ctx.slots.inject('conversation.chat.node', () => ctx.slots.register({ name: 'conversation.chat.node', key: COMPACTION_KIND, priority: COMPACTION_PRIORITY, locale: 'conversation' }, createCompactionNode(api)))
+  // another engine's compaction (a Standard session's compaction-basic) goes back to dsh's own row
+  const compaction = createCompactionNode(api, () => nextRenderer(ctx.slots.entries('conversation.chat.node'), COMPACTION_KIND, compaction))
+  ctx.slots.inject('conversation.chat.node', () => ctx.slots.register({ name: 'conversation.chat.node', key: COMPACTION_KIND, priority: COMPACTION_PRIORITY, locale: 'conversation' }, compaction))
   // a manual /compact is its own row kind in dsh: ours once our checkpoint landed, dsh's otherwise
   const manual = createManualCompactionNode(api, () => nextRenderer(ctx.slots.entries('conversation.chat.node'), MANUAL_COMPACTION_KIND, manual))
   ctx.slots.inject('conversation.chat.node', () => ctx.slots.register({ name: 'conversation.chat.node', key: MANUAL_COMPACTION_KIND, priority: COMPACTION_PRIORITY, locale: 'conversation' }, manual))

@@ -114,7 +114,7 @@ function Transcript({ api, sessionId, request }: { api: ShadowApi; sessionId: st
   return (
     <div className="dsc-transcript" data-shadow-transcript="">
       <Originals messages={load.value.messages} />
-      {'checkpoint' in request && load.value.total > PAGE_SIZE ? <Pager page={load.value} onPage={open} /> : null}
+      {'checkpoint' in request && (load.value.start > 0 || load.value.start + load.value.messages.length < load.value.total) ? <Pager page={load.value} onPage={open} /> : null}
     </div>
   )
 }

@@ -1,6 +1,7 @@
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { describe, expect, it } from 'vitest'
 import { composeDigest, composeRollup, INDEX_MAX_LINES, parseIndexEntry, tokensOf, type DigestMessage } from '../src/engine/digest.ts'
+import { composeMask } from '../src/engine/mask.ts'
 
 const T0 = Date.UTC(2026, 10, 30, 9, 12, 5)
 
@@ -35,6 +36,17 @@ const region: DigestMessage[] = [
 ]
 
 describe('composeDigest', () => {
+  it('never cuts a character in half where it clips (digest lines, mask call arguments)', () => {
+    // astral characters are two UTF-16 units; try every parity of where a clip lands
+    for (let pad = 0; pad < 4; pad += 1) {
+      const words = `${'x'.repeat(pad)}${'😀'.repeat(2_000)}`
+      const messages = [user(4, 1, words), call(6, 1, 'write_file', { path: 'a.txt', content: words }, words), result(8, 1, 6, words), answer(10, 1, words)]
+      const digest = composeDigest({ checkpointId: 'k7q2mz.c3', tag: 'k7q2mz', messages, maxTokens: 400 })
+      expect(digest.text.isWellFormed(), `digest, pad ${pad}`).toBe(true)
+      expect(composeMask({ checkpointId: 'k7q2mz.c4', tag: 'k7q2mz', messages: messages.slice(1, 3) }).text.isWellFormed(), `mask, pad ${pad}`).toBe(true)
+    }
+  })
+
   it('is deterministic and ends with the exact pointer footer', () => {
     const first = composeDigest({ checkpointId: 'k7q2mz.c3', tag: 'k7q2mz', messages: region, maxTokens: 220 })
     const second = composeDigest({ checkpointId: 'k7q2mz.c3', tag: 'k7q2mz', messages: region, maxTokens: 220 })

@@ -217,4 +217,20 @@ describe('session isolation through shadow_search and shadow_read', () => {
     expect(world.harness.problems()).toEqual([])
     await world.dispose()
   })
+
+  it('with scope "workspace" reads a sibling session\'s checkpoint as that session\'s own originals', async () => {
+    const world = await buildWorld('workspace')
+    // C's first checkpoint folds C's early plant; A has a row at every one of its seqs too
+    const store = world.harness.ctx.shadowCapture.store
+    const checkpoint = (await store.checkpoint(world.checkpoints.c[0]!))!
+    const covered = await store.read({ sessionId: 'iso-c' }, { elidedBy: checkpoint.checkpointId, limit: 1000 })
+    expect(covered.map(row => row.text).join('\n')).toContain(FACTS.c.early)
+    const text = await read(world, 'a', { checkpoint: checkpoint.checkpointId, budget: 8000 })
+    expect(text).toContain(FACTS.c.early)
+    expect(text).not.toContain(FACTS.a.early) // A's own rows at the same seqs are not C's checkpoint
+    const shown = [...text.matchAll(/(\w+)\.\d+ ·/g)].map(match => match[1]!)
+    expect(shown.length).toBeGreaterThan(0)
+    expect(new Set(shown)).toEqual(new Set([world.tags.c]))
+    await world.dispose()
+  })
 })

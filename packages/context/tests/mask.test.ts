@@ -86,6 +86,75 @@ describe('observation masking', () => {
   })
 })
 
+describe('masking at overflow recovery', () => {
+  it('masks a tool output bigger than the window, even in the first turn, so the turn completes and the output reads back byte-exact', async () => {
+    const WINDOW = 16_000
+    const log = (turn: number): string => Array.from({ length: 4_000 }, (_, line) => `turn ${turn} line ${line} of the build log: compiled module m${line % 997} ok`).join('\n')
+    const model = new ScriptedModel({ contextWindow: WINDOW })
+    const harness = await recallHarness({ model, tools: [{ name: 'shell', description: 'run a command', run: args => log(Number((args as { turn?: unknown }).turn)) }] })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-overflow' })
+    for (const turn of [1, 2]) {
+      model.enqueue({ kind: 'tools', calls: [{ name: 'shell', args: { command: 'make', turn } }] }, { kind: 'text', text: `Built ${turn}.` })
+      const end = await harness.send(agent, `Build it (${turn}).`)
+      expect(end.data.reason, `turn ${turn}`).toEqual({ kind: 'completed' })
+    }
+    expect(log(1).length / 4).toBeGreaterThan(WINDOW * 3) // the output alone is far over the window
+    const sent = model.requests.filter(request => request.purpose === 'conversation' && !request.rejected)
+    for (const request of sent) expect(request.inputTokens).toBeLessThan(WINDOW)
+    // the model was told where each output is, and reads it back exactly from there
+    const tag = await harness.ctx.shadowCapture.tag('mask-overflow')
+    const result = agent.session.events.find(event => event.type === 'tool/result')!
+    const id = shadowId(tag, result.seq)
+    expect(sent.some(request => request.options.messages.some(message => message.content.some(block => block.type === 'text' && block.text.startsWith(MASK_MARKER) && block.text.includes(id))))).toBe(true)
+    model.enqueue({ kind: 'tools', calls: [{ name: READ_TOOL, args: { id, before: 0, after: 0, budget: 2_000 } }] }, { kind: 'text', text: 'Read it.' })
+    await harness.send(agent, 'Show me the start of the first build log.')
+    const read = agent.session.events.findLast(event => event.type === 'tool/result')
+    const readText = read?.type === 'tool/result' ? JSON.stringify(read.data.message.content) : ''
+    expect(readText).toContain(JSON.stringify(log(1).slice(0, 4_000)).slice(1, -1))
+    expect(harness.problems()).toEqual([])
+  })
+
+  it('leaves the current turn\'s outputs alone when the digest of earlier turns is enough', async () => {
+    const model = new ScriptedModel({ contextWindow: 32_000 })
+    const harness = await recallHarness({ model, tools: agenticTools(3, 1_600), engine: { thresholdRatio: 0.6 } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-overflow-enough' })
+    await harness.play(agent, agenticTurns({ turns: 3, steps: 3, calls: [1, 1], seed: 9 }))
+    expect(summaries(agent.session.events, 'mask-v1')).toEqual([])
+    // the provider refuses the request after this turn's first bulky output (its prompt window is smaller than it said)
+    const [turn] = agenticTurns({ turns: 1, steps: 2, calls: [1, 1], seed: 10 })
+    model.enqueue(turn!.steps[0]!, { kind: 'overflow' }, ...turn!.steps.slice(1))
+    const end = await harness.send(agent, turn!.prompt)
+    expect(end.data.reason).toEqual({ kind: 'completed' })
+    const events = agent.session.events
+    expect(summaries(events, 'digest-v1').length).toBeGreaterThan(0)
+    expect(summaries(events, 'mask-v1')).toEqual([])
+    expect(harness.problems()).toEqual([])
+  })
+
+  it('masks a step of 600 parallel calls into a stub that fits, naming the middle results as one range', async () => {
+    const WINDOW = 16_000
+    const model = new ScriptedModel({ contextWindow: WINDOW })
+    const harness = await recallHarness({ model, tools: [{ name: 'read_file', description: 'read a file', run: args => `${JSON.stringify(args)}: export const x = 1 // ${'ok '.repeat(20)}` }] })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'mask-parallel' })
+    model.enqueue({ kind: 'tools', calls: Array.from({ length: 600 }, (_, index) => ({ name: 'read_file', args: { path: `src/file${index}.ts` } })) }, { kind: 'text', text: 'Read them all.' })
+    const end = await harness.send(agent, 'Read every file.')
+    expect(end.data.reason).toEqual({ kind: 'completed' })
+    const sent = model.requests.filter(request => request.purpose === 'conversation')
+    expect(sent.some(request => request.rejected)).toBe(true) // the step alone was over the window
+    const stub = sent.at(-1)!.options.messages.flatMap(message => message.content).find(block => block.type === 'text' && block.text.startsWith(MASK_MARKER))
+    const text = stub?.type === 'text' ? stub.text : ''
+    expect(text.split('\n').length).toBeLessThan(50)
+    expect(text).toMatch(/- … 560 more results \(read_file ×560\), \S+\.\d+ … \S+\.\d+: shadow_read \{"checkpoint":"\S+"\}/)
+    expect(text).toContain('src/file0.ts')
+    expect(text).toContain('src/file599.ts')
+    expect(sent.at(-1)!.inputTokens).toBeLessThan(WINDOW)
+    expect(harness.problems()).toEqual([])
+  })
+})
+
 describe('masking between passes', () => {
   it('masks without a pass only when the configured cache price says it pays, and never rewrites before its first stub', async () => {
     const run = async (maskHitRatio: number) => {

@@ -5,6 +5,8 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
 import { describe, expect, it } from 'vitest'
 import { applyEvent, initState, PROJECTION_KEY, SEARCH_TOOL, ShadowContextViewSchema, ShadowProjection, type ShadowContextView } from '../src/index.ts'
+import { MASK_MODEL } from '../src/engine/engine.ts'
+import { MASK_MARKER } from '../src/engine/mask.ts'
 import { cleanupAfterEach } from './support.ts'
 
 const { harnesses } = cleanupAfterEach('shadow-projection-')
@@ -39,6 +41,17 @@ describe('shadowContext projection unit', () => {
     }])
     // what it saved, in totals that outlive the capped checkpoint list
     expect(view).toMatchObject({ savedTokens: 900, checkpointTokens: view.checkpoints[0]!.digestTokens, recalledMessages: 0 })
+  })
+
+  it('calls an observation-mask stub a mask, not an LLM summary', () => {
+    let state = initState()
+    const stub = `${MASK_MARKER} k7q2mz.c2 · turn 3] tool outputs stored verbatim; read one with shadow_read {"id":"…"}\n[shadow k7q2mz.c2] seqs 40–41 · 2026-11-30 09:12:05 → 2026-11-30 09:12:09 UTC · shadow_read {"checkpoint":"k7q2mz.c2"}`
+    const events = [
+      { type: 'compaction/summary', seq: 50, time: 20, data: { compactionId: 'k7q2mz.c2', summary: [], shadowedRange: { start: 40, end: 41 }, shadowedSeqs: [40, 41], shadowedTokenCount: 4_000, provider: 'shadow-context', model: MASK_MODEL } },
+      { type: 'user/message', seq: 51, time: 30, surfaceOp: { op: 'replace', start: 40, end: 41 }, data: { role: 'user', id: 'm', source: { kind: 'plugin', plugin: 'compact', compactionId: 'k7q2mz.c2' }, content: [{ type: 'text', text: stub }] } },
+    ] as unknown as SessionEvent[]
+    for (const event of events) state = applyEvent(state, event)
+    expect(ShadowContextViewSchema.parse({ ...state }).checkpoints.map(checkpoint => checkpoint.kind)).toEqual(['mask'])
   })
 })
 

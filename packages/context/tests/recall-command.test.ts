@@ -37,7 +37,9 @@ describe('/recall in the composer', () => {
 
     const found = await commands.execute(agent, `/recall ${fact.query}`, [], new AbortController().signal)
     expect(found?.result.kind).toBe('success')
-    expect(found?.result.text?.replaceAll('**', '')).toContain(fact.answer) // matched words marked bold (Markdown in the chat)
+    // dsh shows the answer as plain text: the hits' words are not wrapped in Markdown bold marks
+    expect(found?.result.text).toContain(fact.answer)
+    expect(found?.result.text).not.toMatch(/\*\*[^*\n]+\*\*/)
     expect(found?.result.text).toMatch(/[a-z2-9]{6}\.\d+/)
     // for people only: no model request, nothing on the surface, not a recall of the model's
     expect(harness.model.conversationRequests().length).toBe(requestsBefore)
@@ -48,5 +50,12 @@ describe('/recall in the composer', () => {
     const empty = await commands.execute(agent, '/recall   ', [], new AbortController().signal)
     expect(empty?.result).toMatchObject({ kind: 'error', text: expect.stringContaining('/recall <') as unknown })
     expect(harness.problems()).toEqual([])
+  })
+})
+
+describe('plainSnippet', () => {
+  it('removes only the marks around matched words, not ** the message wrote', async () => {
+    const { plainSnippet } = await import('../src/recall/format.ts')
+    expect(plainSnippet({ snippet: 'port **5433** and **bold** text, **Replica** too', matched: ['5433', 'replica'] })).toBe('port 5433 and **bold** text, Replica too')
   })
 })

@@ -157,6 +157,21 @@ describe('RecallResolver', () => {
       () => resolver().read({ id: `${tag}.62`, at: 10_000_000 }),
       () => resolver().read({ at: 5, checkpoint: `${tag}.c1` }),
     ]
+    // an edited cursor is held to the bounds of the arguments it stands for
+    const cursor = (selector: Record<string, unknown>, index = 0, offset = 0): string => Buffer.from(JSON.stringify([selector, index, offset])).toString('base64url')
+    for (const selector of [
+      { kind: 'id', id: `${tag}.30`, before: 100_000, after: 2 },
+      { kind: 'id', id: `${tag}.30`, before: 2, after: 100_000 },
+      { kind: 'id', id: `${tag}.62`, before: 0, after: 2, at: -5 },
+      { kind: 'id', id: 'not-an-id', before: 2, after: 2 },
+      { kind: 'seq', from: 0, to: 1_000_000_000 },
+      { kind: 'seq', from: 9, to: 3 },
+      { kind: 'time', from: 0, to: 1e300 },
+      { kind: 'time', from: 5, to: 1 },
+    ]) invalidOnly.push(() => resolver().read({ cursor: cursor(selector) }))
+    // and a cursor it issued still reads on
+    const first = await resolver().read({ id: `${tag}.30`, before: 2, after: 20, budget: 200 })
+    expect((await resolver().read({ cursor: first.cursor! })).shadowIds.length).toBeGreaterThan(0)
     for (const run of invalidOnly) expect((await failure(run)).code).toBe('INVALID_INPUT')
     expect(await store.stats()).toEqual(before)
   })
@@ -171,6 +186,15 @@ describe('RecallResolver', () => {
     expect(result.shadowIds[0]).toBe(`${sessionTag('main')}.61`)
     expect(result.text.replace(JSON.stringify(`staging port ${key}`), '').toLowerCase()).not.toContain('abcdef0123456789zyxwvu9876')
     expect((await failure(() => redacting.search({ query: key }))).code).toBe('INVALID_INPUT')
+    expect((await failure(() => redacting.search({ query: key }))).message).toMatch(/redacts/)
+  })
+
+  it('says a query of punctuation alone has nothing to search for (it blamed redaction, which was off)', async () => {
+    for (const query of ['"""', '---', '?!', '** ** **']) {
+      const error = await failure(() => resolver().search({ query }))
+      expect(error.code).toBe('INVALID_INPUT')
+      expect(error.message).toBe('query has no word or number to search for (punctuation alone matches nothing)')
+    }
   })
 
   it('reads a hit at its passage first and continues with a cursor', async () => {
@@ -191,6 +215,55 @@ describe('RecallResolver', () => {
       cursor = next.cursor
     }
     expect(text).toContain('缓存过期时间统一改成九十秒')
+  })
+
+  it('never cuts a character in half: every page and a read at any offset is well-formed Unicode', async () => {
+    const tag = sessionTag('main')
+    // astral characters are two UTF-16 units: a cut between them sends a lone surrogate to the provider
+    const text = `${'😀 emoji 𠀋 '.repeat(1_500)}end-of-emoji`
+    await store.append([row('main', 70, text, { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' })])
+    for (const budget of [200, 201, 203, 257]) {
+      let read = await resolver().read({ id: `${tag}.70`, before: 0, after: 0, budget })
+      const pages = [read.text]
+      while (read.cursor !== null) {
+        read = await resolver().read({ cursor: read.cursor, budget })
+        pages.push(read.text)
+      }
+      expect(pages.length).toBeGreaterThan(3)
+      for (const page of pages) expect(page.isWellFormed(), `budget ${budget}`).toBe(true)
+      expect(pages.join('\n')).toContain('end-of-emoji')
+    }
+    for (const at of [1, 3, 7, 11]) expect((await resolver().read({ id: `${tag}.70`, at, budget: 200 })).text.isWellFormed(), `at ${at}`).toBe(true)
+    // and the snippets of search hits, wherever the match sits among the pairs
+    await store.append([0, 1, 2, 3].map(pad => row('main', 71 + pad, `${'x'.repeat(pad)}${'😀𠀋'.repeat(400)} quokka${pad} ${'😀'.repeat(400)}`)))
+    for (const pad of [0, 1, 2, 3]) {
+      const found = await resolver().search({ query: `quokka${pad}` })
+      expect(found.shadowIds[0]).toBe(`${tag}.${71 + pad}`)
+      expect(found.text.isWellFormed(), `pad ${pad}`).toBe(true)
+    }
+  })
+
+  it('ends a page of originals early when its text passes the cap, and paging by start still reaches every message', async () => {
+    await store.registerSession({ sessionId: 'bulky', workspace: '/repo' })
+    const big = (seq: number): string => `${seq}:${'y'.repeat(400_000)}`
+    await store.append([1, 2, 3, 4, 5, 6].map(seq => row('bulky', seq, big(seq), { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' })))
+    const checkpoint = checkpointId(sessionTag('bulky'), 1)
+    await store.recordCheckpoint({ checkpointId: checkpoint, sessionId: 'bulky', engine: 'shadow-context', status: 'committed', shadowedSeqs: [1, 2, 3, 4, 5, 6], createdAt: T0 })
+    const seen: number[] = []
+    for (let start = 0, pages = 0; start < 6; pages += 1) {
+      const page = await resolver('bulky').page({ checkpoint }, start, 100)
+      expect(page.total).toBe(6)
+      expect(page.messages.length).toBeGreaterThan(0)
+      expect(page.messages.reduce((sum, message) => sum + message.text.length, 0)).toBeLessThanOrEqual(1_000_000)
+      for (const message of page.messages) expect(message.text).toBe(big(message.seq)) // whole, as stored
+      seen.push(...page.messages.map(message => message.seq))
+      start += page.messages.length
+      expect(pages).toBeLessThan(6)
+    }
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6])
+    // one message over the cap still comes whole
+    await store.append([row('bulky', 7, 'z'.repeat(1_500_000))])
+    expect((await resolver('bulky').page({ id: `${sessionTag('bulky')}.7`, before: 0, after: 0 })).messages[0]!.text.length).toBe(1_500_000)
   })
 
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {

@@ -198,6 +198,13 @@ const DSH_MANUAL_ROW: Registration = {
   options: { name: 'conversation.chat.node', key: 'manual-compaction' },
   component: props => React.createElement('div', { 'data-dsh-manual-row': (props['node'] as { id: string }).id, 'data-props': Object.keys(props).toSorted().join(',') }),
 }
+/** dsh's own renderer of an automatic compaction row. */
+const DSH_COMPACTION_ROW: Registration = {
+  options: { name: 'conversation.chat.node', key: 'compaction' },
+  component: props => React.createElement('div', { 'data-dsh-compaction-row': (props['node'] as { id: string }).id, 'data-props': Object.keys(props).toSorted().join(',') }),
+}
+/** The renderers dsh itself registered (a test may take one away). */
+let dshRows: Registration[] = [DSH_MANUAL_ROW, DSH_COMPACTION_ROW]
 
 describe('browser module (lib/client.js) in a stand-in module loader', () => {
   let exports: { inject: string[]; apply(ctx: unknown): void }
@@ -222,8 +229,8 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
       slots: {
         inject: (_key: string, callback: () => unknown) => callback(),
         register: (options: Record<string, unknown>, component: Registration['component']) => registrations.push({ options, component }),
-        // the raw ledger, priority ascending as rc.8's registry keeps it, with dsh's own `/compact` row renderer
-        entries: (key: string) => [...registrations, DSH_MANUAL_ROW].filter(entry => entry.options['name'] === key)
+        // the raw ledger, priority ascending as rc.8's registry keeps it, with dsh's own row renderers
+        entries: (key: string) => [...registrations, ...dshRows].filter(entry => entry.options['name'] === key)
           .toSorted((a, b) => Number(a.options['priority'] ?? 0) - Number(b.options['priority'] ?? 0)),
       },
       conversationEvents: { register: (definition: Definition) => definitions.push(definition) },
@@ -310,13 +317,21 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect(bare).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
     expect(bare).toContain(`seqs ${checkpoint.seqFrom}–${checkpoint.seqTo}`)
     expect(bare).toContain('Context compacted ·') // no locale seat: English
-    // another engine's compaction (compaction-basic): a row like dsh's own, never our pointer
+    // another engine's compaction (compaction-basic): dsh's own row, with the props we got, never our pointer
     const basic = { id: 'f900d069-7a31-4bca-a96c-cd028e04c996', data: { ...node.data, summary: 'Earlier turns: the build cache notes.', shadowedItemCount: 4, shadowedTokenCount: 4749 } }
     for (const value of [view, undefined, { ...view, active: false }]) {
       const row = renderToStaticMarkup(React.createElement(Component, { node: basic, sessionId: main, useProjection: () => value }))
+      expect(row).toBe(`<div data-dsh-compaction-row="${basic.id}" data-props="node,sessionId,useProjection"></div>`)
+    }
+    // a dsh without a renderer of its own: a row like dsh's
+    dshRows = [DSH_MANUAL_ROW]
+    try {
+      const row = renderToStaticMarkup(React.createElement(Component, { node: basic, sessionId: main, useProjection: () => view }))
       expect(row).toContain('data-shadow-compaction="other"')
       expect(row).toContain('Context compacted</span><span class="dsc-facts">· Compacted 4 history items (~4749 tokens)')
       expect(row).not.toContain('data-shadow-checkpoint')
+    } finally {
+      dshRows = [DSH_MANUAL_ROW, DSH_COMPACTION_ROW]
     }
     // a payload this plugin does not know renders nothing rather than a wrong row
     expect(renderToStaticMarkup(React.createElement(Component, { node: { id: 'x', data: { seq: 'no' } }, sessionId: main, useProjection: () => view }))).toBe('')

@@ -172,6 +172,11 @@ export interface ShadowBackend {
   listRecalls(sessionId: string): Awaitable<ShadowRecall[]>
 
   searchIndex(query: IndexQuery): Awaitable<IndexResult>
+  /**
+   * Several lists at once, each exactly what `searchIndex` returns for it (same order). Optional:
+   * the search asks `searchIndex` per list without it. SQLite reads the rows of all lists once.
+   */
+  searchIndexes?(queries: readonly IndexQuery[]): Awaitable<IndexResult[]>
   /** Per term (same order): how many messages in scope contain it, counted up to `cap`. */
   documentFrequencies(query: FrequencyQuery): Awaitable<number[]>
   retentionUsage(): Awaitable<RetentionUsage[]>

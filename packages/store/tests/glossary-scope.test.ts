@@ -30,3 +30,37 @@ describe.each(TARGETS)('glossary translations stay within the searcher\'s lineag
     expect(result.terms.find(term => term.term === 'database')?.translations).toEqual(['数据库'])
   })
 })
+
+describe.each(TARGETS)('a fork\'s term report counts only the rows it sees on $name', target => {
+  let store: ShadowStore
+  beforeAll(async () => {
+    await target.setup()
+    store = await ShadowStore.open(target.location())
+    await store.append([message('tp', 1, 'we ship on friday'), message('tp', 2, 'the cache is warm')])
+    await store.registerSession({ sessionId: 'tc', parentSessionId: 'tp', forkSeq: 3 })
+    await store.append([message('tc', 3, 'the cache needs a flush'), message('tc', 4, 'flush it nightly')])
+    // said in the parent after the fork, more often than a small count's check would look at
+    await store.append([3, 4, 5, 6, 7, 8].map(seq => message('tp', seq, `the zeppelin report, part ${seq}`)))
+    await store.append([9, 10, 11, 12, 13].map(seq => message('tp', seq, `one more cache entry ${seq}`)))
+  })
+  afterAll(async () => {
+    await store.close()
+    await target.teardown()
+  })
+
+  it('a word its parent said only after the fork is not in the fork\'s scope', async () => {
+    const result = await store.search('zeppelin cache', { sessionId: 'tc' })
+    expect(result.terms.find(term => term.term === 'zeppelin')).toMatchObject({ inScope: 0, inHits: 0, distinctive: true })
+  })
+
+  it('a word both said counts the fork\'s own rows and the parent\'s before the fork', async () => {
+    const result = await store.search('zeppelin cache', { sessionId: 'tc' })
+    expect(result.terms.find(term => term.term === 'cache')?.inScope).toBe(2)
+  })
+
+  it('the parent sees its own words', async () => {
+    const result = await store.search('zeppelin cache', { sessionId: 'tp' })
+    expect(result.terms.find(term => term.term === 'zeppelin')?.inScope).toBe(6)
+    expect(result.terms.find(term => term.term === 'cache')?.inScope).toBe(6)
+  })
+})

@@ -26,6 +26,13 @@ async function countingBackend(path: string): Promise<{ backend: SqliteBackend; 
     for (const hit of result.hits) chars += hit.message.text.length
     return result
   }
+  // the batched lists (words lists read as ids, their rows once) carry text the same way
+  const batched = backend.searchIndexes.bind(backend)
+  backend.searchIndexes = (queries: readonly IndexQuery[]): IndexResult[] => {
+    const results = batched(queries)
+    for (const hit of results.flatMap(result => result.hits)) chars += hit.message.text.length
+    return results
+  }
   return { backend, chars: () => chars, reset: () => { chars = 0 } }
 }
 

@@ -60,6 +60,30 @@ describe('fast ASCII scan', () => {
     expect(covered).toBeGreaterThan(compared / 3)
   })
 
+  it('finds exactly what the exhaustive token walk finds in texts mixing scripts, marks and symbols', () => {
+    // non-ASCII next to ASCII words: separators (→ … ·), letters that join a token (é, a combining
+    // mark, Greek, CJK, full-width, the Kelvin sign that lowercases to k), digits (²), and İ, whose
+    // lowercase is longer (the fast scan must step aside)
+    const NEAR = ['→', '…', '·', ' — ', 'é', '\u0301', 'λ', '连接', 'ｐｏｏｌ', '\u212a', '²', 'İ', 'ü', '\u00a0', '']
+    const next = random(41)
+    let covered = 0
+    for (let index = 0; index < 3_000; index += 1) {
+      const parts: string[] = []
+      const length = 1 + Math.floor(next() * 40)
+      for (let at = 0; at < length; at += 1) {
+        const near = NEAR[Math.floor(next() * NEAR.length)]!
+        const roll = next()
+        parts.push(roll < 0.3 ? near + word(next) : roll < 0.6 ? word(next) + near : word(next), GLUE[Math.floor(next() * GLUE.length)]!)
+      }
+      const body = parts.join('')
+      const terms = coverageTerms(Array.from({ length: 1 + Math.floor(next() * 4) }, () => word(next).replace(/[^\p{L}\p{N}]/gu, '').toLowerCase()).filter(term => /^[a-z0-9]+$/.test(term)))
+      const fast = scanTerms(body, terms)
+      expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))
+      if (fast.covered.some(Boolean)) covered += 1
+    }
+    expect(covered).toBeGreaterThan(500)
+  })
+
   it('keeps the position cap and the linear bound on a long token', () => {
     const long = `${'ab'.repeat(20_000)} pool`
     const scan = scanTerms(long, ['ab', 'pool'])

@@ -242,6 +242,26 @@ function presetOfSession(session: Session): string | undefined {
   return typeof header.agentPreset === 'string' ? header.agentPreset : undefined
 }
 
+
+/** The store rows a session needs before its messages: its parent's (when a fork) and its own. */
+function sessionOps(session: Session): IngestOp[] {
+  const header = session.header
+  const parent = header.parentSession
+  return [
+    ...(parent === undefined ? [] : [{ op: 'session', session: { sessionId: parent } } as const]),
+    {
+      op: 'session',
+      session: {
+        sessionId: session.id,
+        parentSessionId: parent ?? null,
+        forkSeq: parent === undefined ? null : header.seedLength ?? null,
+        workspace: header.cwd ?? null,
+        createdAt: header.createdAt,
+      },
+    },
+  ]
+}
+
 export class ShadowCapture extends Service {
   static inject = ['sessions']
   static Config = ShadowCaptureConfigSchema
@@ -451,19 +471,7 @@ export class ShadowCapture extends Service {
   private register(session: Session, state: SessionState): void {
     if (state.registered) return
     state.registered = true
-    const header = session.header
-    const parent = header.parentSession
-    if (parent !== undefined) this.enqueue({ op: 'session', session: { sessionId: parent } }, 1)
-    this.enqueue({
-      op: 'session',
-      session: {
-        sessionId: session.id,
-        parentSessionId: parent ?? null,
-        forkSeq: parent === undefined ? null : header.seedLength ?? null,
-        workspace: header.cwd ?? null,
-        createdAt: header.createdAt,
-      },
-    }, 1)
+    for (const op of sessionOps(session)) this.enqueue(op, 1)
   }
 
   /** Re-derive checkpoints already in a seeded log (idempotent upserts in the store). */
@@ -677,7 +685,9 @@ export class ShadowCapture extends Service {
     // the repair path (rows missing or stale) folds the whole log once: it is not a pass's normal cost
     const { captured } = captureLog(session.id, session.events)
     const repair = captured.filter(event => wanted.has(event.seq))
-    this.count(await store.ingest([{ op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
+    // rows gone from under a running session (`dsh-shadow forget` in another process) took its
+    // row with them, and appends since left a bare one: the repair writes the whole session again
+    this.count(await store.ingest([...sessionOps(session), { op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
     const second = await store.confirm(session.id, entries)
     return {
       ok: second.missing.length === 0 && second.mismatched.length === 0,

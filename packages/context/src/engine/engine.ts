@@ -294,6 +294,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
       }
     } else if (region !== null) result = await this.commit(agent, { session, region, nodes, kind: 'digest' }, { owner: 'turn', trigger }, signal)
     if (result !== null && mode === 'pressure' && budget !== undefined && this.config.maskTokens > 0) result = (await this.maskBehind(agent, budget, signal)) ?? result
+    // The provider refused the request already, so the prompt cache is no argument here: bulky steps
+    // of the current turn are masked too. Otherwise one tool output bigger than the window fails the turn.
+    if (mode === 'overflow' && this.config.maskTokens > 0) result = (await this.maskAll(agent, budget, signal)) ?? result
     // Digests that outgrew their budget are rolled up in the same pass (one cache miss, not two).
     if (budget !== undefined) {
       const after = result === null ? nodes : this.policyNodes(session).nodes
@@ -311,6 +314,23 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
     const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: budget.retainTokens, balancedAtEnd })
     return this.commitMasks(agent, nodes, runs, signal)
+  }
+
+  /**
+   * Overflow recovery: bulky steps after the frozen checkpoints, the newest included, biggest first,
+   * until the surface is back under the compaction threshold (all of them when the window is unknown).
+   * When the digest alone got there, the turn's outputs stay as the model was reading them.
+   */
+  private async maskAll(agent: CompactionAgentContext, budget: EngineBudget | undefined, signal: AbortSignal): Promise<CompactionResult | null> {
+    const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
+    const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: 0, balancedAtEnd }).toSorted((a, b) => b.tokens - a.tokens)
+    if (budget === undefined) return this.commitMasks(agent, nodes, runs, signal)
+    let result: CompactionResult | null = null
+    for (const run of runs) {
+      if (this.ctx.tokenMeter.measure(this.logs.for(agent.session).view()).totalTokens <= budget.thresholdTokens) break
+      result = (await this.commitMasks(agent, nodes, [run], signal)) ?? result
+    }
+    return result
   }
 
   /**

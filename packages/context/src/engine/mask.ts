@@ -10,6 +10,7 @@
  * Its outputs stay in the shadow store verbatim; each one is named by its shadow id.
  */
 import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 import type { DigestMessage } from './digest.ts'
 
 /** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
@@ -20,18 +21,22 @@ const INLINE_CHARS = 160
 
 const flat = (text: string): string => text.replace(/\s+/g, ' ').trim()
 
+/** Results listed one per line in a stub; past this, the middle ones are one line naming their range. */
+const RESULT_LINES = 40
+
 /** Call arguments are the assistant's own words (a small file it wrote, a command): verbatim up to this. */
 const ARGS_CHARS = 600
 
 function gist(args: string): string {
   const text = flat(args)
-  return text.length <= ARGS_CHARS ? text : `${text.slice(0, ARGS_CHARS - 1)}…`
+  return text.length <= ARGS_CHARS ? text : `${cutPrefix(text, ARGS_CHARS - 1)}…`
 }
 
 export function composeMask(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): { text: string; footer: string } {
   const turn = input.messages.find(message => message.turn !== null)?.turn ?? null
   const lines = [`${MASK_MARKER} ${input.checkpointId}${turn === null ? '' : ` · turn ${turn}`}] tool outputs stored verbatim; read one with shadow_read {"id":"…"}`]
   const calls = new Map<string, { name: string; args: string }>()
+  const results: Array<{ index: number; name: string; id: string; line: string }> = []
   for (const { event } of input.messages) {
     if (event.type === 'assistant/message') {
       const words = renderBlocks(event.data.message.content.filter(block => block.type === 'text')).trim()
@@ -43,10 +48,23 @@ export function composeMask(input: { checkpointId: string; tag: string; messages
       const text = renderBlocks(event.data.message.content)
       const head = `- ${call?.name ?? 'tool'} ${gist(call?.args ?? '')}`
       const error = result?.isError === true ? ' (error)' : ''
-      lines.push(text.length <= INLINE_CHARS
-        ? `${head} →${error} ${flat(text)}`
-        : `${head} →${error} ${Math.ceil(text.length / 4)} tokens, ${shadowId(input.tag, event.seq)}`)
+      results.push({
+        index: lines.length,
+        name: call?.name ?? 'tool',
+        id: shadowId(input.tag, event.seq),
+        line: text.length <= INLINE_CHARS ? `${head} →${error} ${flat(text)}` : `${head} →${error} ${Math.ceil(text.length / 4)} tokens, ${shadowId(input.tag, event.seq)}`,
+      })
+      lines.push('')
     }
+  }
+  // A step of thousands of parallel calls: the first and last results by line, the rest as one range.
+  const hidden = results.length > RESULT_LINES ? results.slice(RESULT_LINES / 2, results.length - RESULT_LINES / 2) : []
+  for (const result of results) lines[result.index] = result.line
+  if (hidden.length > 0) {
+    const names = [...Map.groupBy(hidden, result => result.name)].map(([name, group]) => `${name} ×${group.length}`).join(', ')
+    lines[hidden[0]!.index] = `- … ${hidden.length} more results (${names}), ${hidden[0]!.id} … ${hidden.at(-1)!.id}: shadow_read {"checkpoint":"${input.checkpointId}"}`
+    const gone = new Set(hidden.slice(1).map(result => result.index))
+    lines.splice(0, lines.length, ...lines.filter((_, index) => !gone.has(index)))
   }
   const seqs = input.messages.map(message => message.event.seq)
   // the time range is what the projection and the timeline read from every checkpoint's footer

@@ -12,17 +12,19 @@ import { z } from 'zod'
 import { extent } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { READ_TOOL, SEARCH_TOOL } from '../recall/recall.ts'
+import { cutPrefix } from '../text.ts'
 
 export const PROJECTION_KEY = 'shadowContext'
 // 2: checkpoints carry the shadow id range their footer states (shadowFrom/shadowTo)
-export const PROJECTION_STATE_VERSION = 3
+// 4: observation-mask stubs are kind 'mask' (they were folded as 'llm')
+export const PROJECTION_STATE_VERSION = 4
 /** Lists kept in the value (a UI needs the recent ones; the CLI reads the store for all). */
 export const MAX_CHECKPOINTS = 200
 export const MAX_RECALLS = 50
 
 export const CheckpointViewSchema = z.object({
   id: z.string(),
-  kind: z.enum(['digest', 'index', 'state', 'llm', 'other']),
+  kind: z.enum(['digest', 'index', 'state', 'mask', 'llm', 'other']),
   engine: z.string(),
   seq: z.number(),
   time: z.number(),
@@ -142,6 +144,7 @@ function kindOf(summary: PendingSummary): CheckpointView['kind'] {
   if (summary.model.startsWith('rollup')) return 'index'
   if (summary.model.startsWith('state')) return 'state'
   if (summary.model.startsWith('digest')) return 'digest'
+  if (summary.model.startsWith('mask')) return 'mask'
   return 'llm'
 }
 
@@ -171,7 +174,7 @@ export function recallSnippet(text: string): string | null {
   const at = lines.findIndex(line => new RegExp(SHADOW_ID.source).test(line))
   if (at === -1) return null
   const line = (lines.slice(at + 1).find(candidate => candidate.length > 0 && !candidate.startsWith('──')) ?? lines[at]!).replaceAll('**', '').replace(/\s+/g, ' ')
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line
+  return line.length > 120 ? `${cutPrefix(line, 119)}…` : line
 }
 
 /** How a unit redacts the free text it keeps (recall queries, failure messages); identity when off. */

@@ -3,6 +3,7 @@
  * originals. Pure rendering and cursor handling; no store access here.
  */
 import { CANDIDATE_TEXT_CHARS, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
+import { safeCut } from '../text.ts'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -106,7 +107,18 @@ export function renderSearch(view: SearchView): string {
     lines.push(`   ${hit.snippet}`)
   })
   lines.push(`Read the best hit at its passage: ${readCommand(view.hits.find(hit => view.onSurface?.has(hit.message.shadowId) !== true) ?? view.hits[0]!)}`)
-  return lines.join('\n')
+  // a snippet cut between the halves of an emoji would send the provider a lone surrogate
+  return lines.join('\n').toWellFormed()
+}
+
+/**
+ * A hit's snippet without the search's `**…**` marks, for a person's plain-text view (dsh shows a
+ * command's answer as plain text). Only marks around a word the hit matched are removed, so `**`
+ * the message itself wrote stays.
+ */
+export function plainSnippet(hit: Pick<SearchHit, 'snippet' | 'matched'>): string {
+  const matched = new Set(hit.matched.map(word => word.toLowerCase()))
+  return hit.snippet.replace(/\*\*([^*\n]+?)\*\*/g, (mark, word: string) => matched.has(word.toLowerCase()) ? word : mark)
 }
 
 /** The read that shows a hit: at its passage for a long message, with neighbours otherwise. */
@@ -145,7 +157,9 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
   const parts: string[] = []
   let used = 0
   let index = startIndex
-  let offset = startOffset
+  const first = messages[startIndex]
+  // a cursor or passage offset between the halves of a surrogate pair starts at the whole character
+  let offset = first === undefined ? startOffset : safeCut(bodyOf(first), startOffset)
   while (index < messages.length) {
     const message = messages[index]!
     const text = bodyOf(message)
@@ -161,7 +175,7 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
       continue
     }
     // Too big for what is left: show what fits and continue inside this message next time.
-    const take = Math.max(200, room)
+    const take = safeCut(text, offset + Math.max(200, room)) - offset
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
     used += head.length + take
     offset += take

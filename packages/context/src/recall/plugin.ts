@@ -15,8 +15,9 @@ import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import { failpoint } from '@dsh-shadow/store'
 import { chooseProactiveHit } from './proactive.ts'
+import { cutPrefix } from '../text.ts'
 import type { ShadowCapture } from '../capture/service.ts'
-import { readCommand, RecallError, renderTranscript } from './format.ts'
+import { plainSnippet, readCommand, RecallError, renderTranscript } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
 /** Source of recall messages Shadow Context puts into the context. */
@@ -136,7 +137,11 @@ export class ShadowRecall {
         try {
           const resolver = await this.resolver({ agent: invocation.agent } as ToolRunContext)
           // the model's header names its tool; a person reads "Shadow Context search"
-          return { kind: 'success', text: (await resolver.search({ query, limit: 8 })).text.replace(/^shadow_search /, 'Shadow Context search ') }
+          const outcome = await resolver.search({ query, limit: 8 })
+          // dsh shows the answer as plain text: no bold marks
+          let text = outcome.text.replace(/^shadow_search /, 'Shadow Context search ')
+          for (const hit of outcome.hits) text = text.replace(`   ${hit.snippet}\n`, `   ${plainSnippet(hit)}\n`)
+          return { kind: 'success', text }
         } catch (error) {
           return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }
         }
@@ -256,7 +261,7 @@ export class ShadowRecall {
       return undefined
     }
     const turnStartSeq = currentTurnStart(session)
-    const result = await store.search(prompt.slice(0, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
+    const result = await store.search(cutPrefix(prompt, 1_000), { sessionId: session.id, limit: 5, ...SEARCH_EXCLUDES, ...(turnStartSeq === undefined ? {} : { beforeSeq: turnStartSeq }) })
     const recent = this.recent.get(session) ?? new Map<string, number>()
     this.recent.set(session, recent)
     const surface = session.deriveMessages().map(message => blocksText(message.content)).join('\n')
@@ -269,10 +274,10 @@ export class ShadowRecall {
     const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)
     const ids = [hit.message.shadowId]
     recent.set(hit.message.shadowId, turn)
-    await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: prompt.slice(0, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
+    await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: cutPrefix(prompt, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
     const more = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
     const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${more}`
-    const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: prompt.slice(0, 200) }
+    const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: cutPrefix(prompt, 200) }
     return createUserMessage({ content: [{ type: 'text', text }], source })
   }
 }

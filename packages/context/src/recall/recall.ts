@@ -17,6 +17,7 @@ import {
   type ShadowStoreApi,
 } from '@dsh-shadow/store'
 import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -38,6 +39,8 @@ export const READ_BUDGET_MAX = 8_000
 const WINDOW_MAX = 20
 const SEQ_SPAN_MAX = 5_000
 const QUERY_MAX = Math.min(2_000, MAX_QUERY_CHARS)
+/** The last instant a Date holds. */
+const MAX_DATE_MS = 8.64e15
 
 export interface SearchArgs {
   readonly query?: unknown
@@ -90,6 +93,8 @@ export interface ReadPage {
 }
 
 export const PAGE_LIMIT_MAX = 100
+/** Text a page carries before it stops early (one message always goes whole, however long). */
+export const PAGE_CHARS_MAX = 1_000_000
 
 export interface RecallScope {
   readonly sessionId: string
@@ -150,7 +155,8 @@ const CALL_PREFACE_SHARE = 0.5
 /** The call of a tool result, bounded: what it was asked to do (a write's content, a command). */
 function callPreface(call: ShadowMessage, budget: number): string {
   const room = Math.floor(budget * 4 * CALL_PREFACE_SHARE)
-  const shown = call.text.length > room ? `${call.text.slice(0, room)}\n[… ${call.text.length - room} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
+  const cut = cutPrefix(call.text, room)
+  const shown = call.text.length > room ? `${cut}\n[… ${call.text.length - cut.length} more characters: shadow_read {"id":"${call.shadowId}"}]` : call.text
   return `── called in ${call.shadowId} · ${formatTime(call.time)} UTC · assistant\n${shown}`
 }
 
@@ -184,7 +190,7 @@ export class RecallResolver {
     throw new RecallError('NOT_FOUND', `no message ${label} in this session's history`)
   }
 
-  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; seqs: number[]; expired: string }> {
+  private async checkpointSeqs(id: string): Promise<{ checkpointId: string; sessionId: string; seqs: number[]; expired: string }> {
     const checkpoint = await this.store.checkpoint(id)
     const segments = await this.segments()
     // an ancestor's checkpoint made after the fork is not part of this history
@@ -192,7 +198,7 @@ export class RecallResolver {
       throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
     }
     const expired = checkpoint.expiredAt === null ? '' : ` (retention removed ${checkpoint.expiredRows} of its originals on ${formatTime(checkpoint.expiredAt)} UTC)`
-    return { checkpointId: checkpoint.checkpointId, seqs: [...checkpoint.shadowedSeqs], expired }
+    return { checkpointId: checkpoint.checkpointId, sessionId: checkpoint.sessionId, seqs: [...checkpoint.shadowedSeqs], expired }
   }
 
   async search(args: SearchArgs, scopeLabel = 'this session'): Promise<SearchOutcome> {
@@ -216,6 +222,7 @@ export class RecallResolver {
       const asked = await this.timeWords(query, range)
       const { window, timeNote } = asked
       const words = this.scope.redact === undefined ? asked.words : this.scope.redact(asked.words).replace(/\[REDACTED:[^\]]*\]/g, ' ')
+      if (!/[\p{L}\p{N}]/u.test(asked.words)) throw new RecallError('INVALID_INPUT', 'query has no word or number to search for (punctuation alone matches nothing)')
       if (!/[\p{L}\p{N}]/u.test(words)) throw new RecallError('INVALID_INPUT', 'the query holds only text the store redacts (secrets are not kept, so they cannot be searched); search for the words around it')
       const search = (timed: boolean) => this.store.search(words, {
         ...this.scopeOptions,
@@ -287,7 +294,7 @@ export class RecallResolver {
         const others = [args.checkpoint, args.id, args.from_seq, args.to_seq, args.since, args.until].filter(value => value !== undefined && value !== null)
         if (others.length > 0) throw new RecallError('INVALID_INPUT', 'a cursor continues an earlier read; give it alone (with an optional budget)')
         const cursor = decodeCursor(cursorText)
-        selector = cursor.selector
+        selector = this.reissued(cursor.selector)
         index = cursor.index
         offset = cursor.offset
       } else {
@@ -330,7 +337,15 @@ export class RecallResolver {
       if (args.cursor !== undefined && args.cursor !== null) throw new RecallError('INVALID_INPUT', 'a page is addressed by start and limit, not by cursor')
       const { messages, title } = await this.select(this.selector(args))
       if (from > messages.length) throw new RecallError('INVALID_INPUT', `start ${from} is past the end (${messages.length} messages)`)
-      return { title, total: messages.length, start: from, messages: messages.slice(from, from + size) }
+      // whole messages, but not a hundred 5 MB tool outputs in one reply: the page ends where its text passes the cap
+      const shown: ShadowMessage[] = []
+      let chars = 0
+      for (const message of messages.slice(from, from + size)) {
+        if (shown.length > 0 && chars + message.text.length > PAGE_CHARS_MAX) break
+        shown.push(message)
+        chars += message.text.length
+      }
+      return { title, total: messages.length, start: from, messages: shown }
     })
   }
 
@@ -373,11 +388,37 @@ export class RecallResolver {
     return { kind: 'time', from: range.timeFrom ?? 0, to: range.timeTo ?? this.now() }
   }
 
+  /**
+   * A cursor's selector held to the bounds of a fresh one: the model can edit a cursor, and an
+   * edited window (`before: 100000`, a seq span of a billion) must not buy a read no argument can.
+   */
+  private reissued(selector: Record<string, string | number>): Record<string, string | number> {
+    const given = (key: string): string | number | undefined => selector[key]
+    switch (given('kind')) {
+      case 'checkpoint':
+        return this.selector({ checkpoint: given('checkpoint') })
+      case 'id':
+        return this.selector({ id: given('id'), before: given('before'), after: given('after'), at: given('at') })
+      case 'seq':
+        return this.selector({ from_seq: given('from'), to_seq: given('to') })
+      case 'time': {
+        const from = integer(given('from'), 'cursor time', 0, MAX_DATE_MS, 0)
+        const to = integer(given('to'), 'cursor time', 0, MAX_DATE_MS, 0)
+        if (from > to) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+        return { kind: 'time', from, to }
+      }
+      default:
+        throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
+    }
+  }
+
   private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
     switch (selector['kind']) {
       case 'checkpoint': {
-        const { checkpointId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
-        const segments = await this.segments()
+        const { checkpointId, sessionId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
+        // its seqs are its own session's: a workspace sibling's checkpoint reads that sibling's history
+        const own = await this.store.lineage(this.scope.sessionId)
+        const segments = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
         const messages: ShadowMessage[] = []
         for (const seq of seqs) {
           const row = await this.store.lookupInLineage(segments, seq)

@@ -286,7 +286,15 @@ export function bestPassage(text: string, scan: TermScan, terms: readonly string
   const newline = text.lastIndexOf('\n', anchor)
   if (newline >= start) start = newline + 1
   else if (newline !== -1 && anchor - newline < width / 4) start = newline + 1
-  return { start, end: Math.min(text.length, start + width) }
+  return { start: charBoundary(text, start), end: charBoundary(text, Math.min(text.length, start + width)) }
+}
+
+/** `at`, or one before it when `at` falls between the halves of a surrogate pair (emoji, CJK ext. B). */
+export function charBoundary(text: string, at: number): number {
+  if (at <= 0 || at >= text.length) return at
+  const code = text.charCodeAt(at)
+  const before = text.charCodeAt(at - 1)
+  return code >= 0xdc00 && code <= 0xdfff && before >= 0xd800 && before <= 0xdbff ? at - 1 : at
 }
 
 export interface PassageSnippet {
@@ -323,8 +331,8 @@ export function passageSnippet(text: string, passage: Passage, scan: TermScan, l
   marks.splice(0, marks.length, ...spans)
   // the passage starts just before its anchor match: the snippet does too
   const first = marks.find(mark => mark.at >= passage.start)?.at ?? passage.start
-  const start = marks.length === 0 ? passage.start : Math.max(passage.start, Math.min(first, passage.start + Math.floor(width / 8)) - Math.floor(width / 8))
-  const end = Math.min(text.length, start + width)
+  const start = charBoundary(text, marks.length === 0 ? passage.start : Math.max(passage.start, Math.min(first, passage.start + Math.floor(width / 8)) - Math.floor(width / 8)))
+  const end = charBoundary(text, Math.min(text.length, start + width))
   let out = ''
   let cursor = start
   const matched = new Set<string>()

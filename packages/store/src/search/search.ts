@@ -6,13 +6,13 @@
  * search's own scope, so one session's order never depends on another session's text.
  */
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, type Awaitable, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type IndexQuery, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
 import { viewElision } from '../elision-view.ts'
 import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
-import { bestPassage, passageSnippet, scanTerms } from './passage.ts'
+import { bestPassage, passageSnippet, scanTerms, type TermScan } from './passage.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
@@ -36,6 +36,8 @@ const BRIDGE_LISTS = 3
 const DISTINCTIVE_SHARE = 0.05
 /** ...and so is one in at most this many (a small scope makes every present word look common). */
 const DISTINCTIVE_FLOOR = 3
+/** In a fork, a reported word's count is taken on its own rows up to this many (above, the index's count stands). */
+const FORK_COUNT_LIMIT = 20
 /** Characters of a partner's snippet (its call, or the question answered), before the winner's own. */
 const PARTNER_SNIPPET = 160
 /** In a partner's passage, a term the winner already holds weighs this share (a tie-breaker). */
@@ -91,9 +93,8 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ...exclusions,
   }
   const pool = Math.max(CANDIDATE_POOL, limit * 5)
-  const none: IndexResult = { hits: [], windowed: false }
-  const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): Awaitable<IndexResult> =>
-    terms.length === 0 ? none : backend.searchIndex({ ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true })
+  const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined =>
+    terms.length === 0 ? undefined : { ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true }
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
   // the query's words in the other language (glossary.ts), counted with the words in one call
   const bridges = bridgeTerms(analyzed.words, analyzed.literals)
@@ -111,14 +112,13 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     .slice(0, RARE_LISTS)
   // a time window also takes the messages that refer to one of its days, whenever said (days.ts)
   const days = windowDays(options.timeFrom, options.timeTo)
-  const referring = days === undefined || analyzed.words.length === 0 ? none
-    : backend.searchIndex({ ...withoutTime(filter), index: 'words', terms: analyzed.words.filter(word => coverageTerms([word]).length > 0), operator: 'or', limit: pool, rankWindow, order: 'newest', light: true, referredDays: days })
-  // the lists are independent: a network backend answers them at once
-  const [referred, all, grams, any, ...rareLists] = await Promise.all([
+  const referring: IndexQuery | undefined = days === undefined || analyzed.words.length === 0 ? undefined
+    : { ...withoutTime(filter), index: 'words', terms: analyzed.words.filter(word => coverageTerms([word]).length > 0), operator: 'or', limit: pool, rankWindow, order: 'newest', light: true, referredDays: days }
+  const [referred, all, grams, any, ...rareLists] = await indexLists(backend, [
     referring,
-    analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : none,
+    analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : undefined,
     list('grams', analyzed.grams, 'or'),
-    rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : none,
+    rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : undefined,
     ...rare.map(entry => list('words', [entry.word], 'or')),
     ...bridged.map(bridge => list('words', [bridge.index], 'or')),
   ])
@@ -137,9 +137,15 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const bridgeWeight = bridgeWeights(present.map(entry => entry.bridge), own, weights)
   const terms = [...own, ...[...bridgeWeight.keys()].filter(term => !own.includes(term))]
   for (const [term, weight] of bridgeWeight) if (!own.includes(term)) weights.set(term, weight)
+  const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
+  // a winner's passage is found in the scan its ranking used (unless its full read is another text)
+  const texts = new Map(fused.map(entry => [entry.key, entry.item.message.text]))
+  const scanOf = (row: ShadowMessage): TermScan => {
+    const key = messageKey(row)
+    return texts.get(key) === row.text ? single.get(key)! : scanTerms(row.text, terms)
+  }
   // Pair for the leading candidates only: pairing reads a partner row each, and a candidate far
   // down on its own coverage does not reach the top by its partner.
-  const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
   const pairable = new Set(fused
     .map(entry => ({ key: entry.key, covered: single.get(entry.key)!.covered.filter(Boolean).length, score: entry.score }))
     .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
@@ -166,15 +172,17 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // (a network backend answers them together instead of one round trip after another)
   const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
   const read = await Promise.all(winners.map(({ unit }) => Promise.all([full(unit.message), unit.call === undefined ? undefined : full(unit.call)] as const)))
+  // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound)
+  const reader = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
   // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
-  const viewed = winners.length === 0 ? [] : await viewElision(backend, await lineage(backend, options.sessionId), read.map(([message]) => message))
+  const viewed = winners.length === 0 ? [] : await viewElision(backend, reader ?? await lineage(backend, options.sessionId), read.map(([message]) => message))
   for (const [index, { unit }] of winners.entries()) {
     const message = viewed[index]!
     const call = read[index]![1]
-    hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals) })
+    hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals, scanOf) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
-  const report = await termReport(backend, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
+  const report = await termReport(backend, options.sessionId, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -185,15 +193,28 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
 }
 
 /**
+ * The candidate lists (an absent one is empty), all in one call when the backend batches them
+ * (SQLite reads their rows once); else one call each, at once (a network backend answers them together).
+ */
+async function indexLists(backend: ShadowBackend, queries: ReadonlyArray<IndexQuery | undefined>): Promise<IndexResult[]> {
+  const asked = queries.filter((query): query is IndexQuery => query !== undefined)
+  const answers = backend.searchIndexes === undefined || asked.length < 2
+    ? await Promise.all(asked.map(query => backend.searchIndex(query)))
+    : await backend.searchIndexes(asked)
+  let next = 0
+  return queries.map(query => (query === undefined ? { hits: [], windowed: false } : answers[next++]!))
+}
+
+/**
  * The passage and snippet of a winner, in its own text. When its partner (the call, or the
  * question answered) holds query words the winner lacks, the snippet shows those first.
  */
-function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[]): Pick<SearchHit, 'passage' | 'snippet' | 'matched'> {
-  const scan = scanTerms(message.text, terms)
+function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[], scanOf: (row: ShadowMessage) => TermScan): Pick<SearchHit, 'passage' | 'snippet' | 'matched'> {
+  const scan = scanOf(message)
   const passage = bestPassage(message.text, scan, terms, weights)
   const own = passageSnippet(message.text, passage, scan, literals)
   if (partner === undefined) return { passage, snippet: own.text, matched: own.matched }
-  const other = scanTerms(partner.text, terms)
+  const other = scanOf(partner)
   if (!other.covered.some((covered, index) => covered && scan.covered[index] !== true)) return { passage, snippet: own.text, matched: own.matched }
   // the partner's passage is where it says what the winner does not (a write's value, not its path)
   const lacking = new Map(terms.map((term, index) => [term, (weights.get(term) ?? 1) * (scan.covered[index] === true ? MATCHED_SHARE : 1)]))
@@ -205,7 +226,7 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, asker: string, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
   const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
@@ -219,6 +240,8 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   for (const [word, n] of await count('words', words.filter(topic => !long(topic) && !known.has(topic)))) wordCounts.set(word, n)
   const gramCounts = await count('grams', words.filter(long))
   const scopeTotal = Math.max(1, searched)
+  // an ancestor's rows are seen below the fork point only; the index's counts take all of them
+  const fork = segments.some(segment => Number.isFinite(segment.belowSeq) && segment.sessionId !== asker)
   // each hit (with its call or question) scanned once for every reported word
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
   // a word's translations in scope (glossary.ts): a hit holding one answers the word too
@@ -243,10 +266,13 @@ async function termReport(backend: ShadowBackend, topics: readonly string[], hit
   })
   for (const word of words) {
     let inScope = (long(word) ? gramCounts : wordCounts).get(word) ?? 0
-    // the count ignores exclusions and fork bounds; a small one is confirmed on the filtered rows
-    if (inScope > 0 && inScope <= 3) {
-      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
-      inScope = found.hits.length === 0 ? 0 : inScope
+    // The count ignores exclusions and fork bounds: a small one is confirmed on the filtered rows,
+    // and in a fork every one is (else a fork learns what its parent said after the fork point).
+    // Fewer rows than asked for is the exact count; a fork's count above FORK_COUNT_LIMIT stays the index's.
+    if (inScope > 0 && (fork || inScope <= 3)) {
+      const limit = fork ? Math.min(inScope, FORK_COUNT_LIMIT) : 1
+      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
+      if (found.hits.length < limit) inScope = found.hits.length
     }
     // the scope's counts behind `bridges` ignore fork bounds too: a reported translation is one
     // the searcher's own rows hold (else a fork hears what its parent said after the fork)

@@ -126,6 +126,7 @@ export class SqliteBackend implements ShadowBackend {
   listRecalls(sessionId: string): ShadowRecall[] { return reads.listRecalls(this.conn, sessionId) }
 
   searchIndex(query: IndexQuery): IndexResult { return search.searchIndex(this.conn, query) }
+  searchIndexes(queries: readonly IndexQuery[]): IndexResult[] { return search.searchIndexes(this.conn, queries) }
   documentFrequencies(query: FrequencyQuery): number[] { return search.documentFrequencies(this.conn, query) }
 
   reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): number {

@@ -24,7 +24,9 @@ export function encodeText(text: string): Uint8Array {
 
 export function decodeText(value: unknown): string {
   if (typeof value === 'string') return value
-  return Buffer.from(value as Uint8Array).toString('utf8')
+  const bytes = value as Uint8Array
+  // a view on the same memory, not a copy
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
 }
 
 /** SQL for the filter part of a message query (always against alias `m`). */

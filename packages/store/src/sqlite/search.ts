@@ -8,7 +8,7 @@
  * a token collision of two tags) by the join.
  */
 import { ftsString } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { unboundedSessions } from '../filter.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -96,6 +96,54 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
       .map(({ message, score }) => ({ message, score }))
     return { hits: hits.slice(0, limit), windowed: floor > 0 }
   }))
+}
+
+/** Whether a list is read as ids first (searchIndexes): a words list, newest first, of light rows. */
+function idsFirst(query: IndexQuery): boolean {
+  return query.index === 'words' && query.order === 'newest' && query.light === true && query.referredDays === undefined
+    && query.terms.length > 0 && query.segments.length > 0
+}
+
+/**
+ * Several candidate lists at once. Words lists (newest first, light) are answered as ids by the
+ * same MATCH and filter as searchIndex, then the rows of all of them are read once: a row several
+ * lists hold is decoded once. The other lists go through searchIndex.
+ */
+export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQuery[]): IndexResult[] {
+  if (!queries.some(idsFirst)) return queries.map(query => searchIndex(conn, query))
+  return conn.guard('search', () => {
+    const ids = new Map<number, number[]>()
+    queries.forEach((query, at) => {
+      if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split)))
+    })
+    const wanted = [...new Set([...ids.values()].flat())]
+    const rows = wanted.length === 0 ? [] : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.id AS mid FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(wanted)) as Row[]
+    const byId = new Map(rows.map(row => [row['mid'] as number, toMessage(row)]))
+    return queries.map((query, at) => {
+      const list = ids.get(at)
+      if (list === undefined) return searchIndex(conn, query)
+      // a row another process deleted since its list was read is left out, as a later list would
+      const hits: IndexHit[] = []
+      for (const id of list) {
+        const message = byId.get(id)
+        if (message !== undefined) hits.push({ message, score: -hits.length })
+      }
+      return { hits, windowed: false }
+    })
+  })
+}
+
+/** The ids searchIndex's newest-first words list returns, newest first. */
+function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 'chars'): number[] {
+  const whole = wholeStore(conn, query.segments)
+  const terms = wordsMatch(query.terms, query.operator, split)
+  if (terms === undefined) return []
+  const params: unknown[] = []
+  const where = filterSql(query, params, whole)
+  const sql = `SELECT f.rowid AS rid FROM messages_words f CROSS JOIN messages m ON m.id = f.rowid
+    WHERE messages_words MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
+  const rows = conn.stmt(sql).all(scoped(terms, query.segments, whole), ...params as never[], Math.max(1, Math.floor(query.limit))) as Row[]
+  return rows.map(row => row['rid'] as number)
 }
 
 export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuery): number[] {
