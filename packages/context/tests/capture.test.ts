@@ -61,14 +61,20 @@ describe('ShadowCapture on real dsh', () => {
       new Promise((resolve, reject) => {
         const proc = spawn(process.execPath, ['--conditions=source', '--disable-warning=ExperimentalWarning', child, home, 'killed-session', '40', mode], { stdio: ['ignore', 'pipe', 'pipe'] })
         let turns = 0
+        let killing = false
         let stderr = ''
         proc.stderr.on('data', chunk => { stderr += String(chunk) })
         proc.stdout.on('data', chunk => {
           for (const line of String(chunk).split('\n')) {
-            if (!line.startsWith('turn ')) continue
-            turns = Number(line.slice(5))
-            // Kill a few milliseconds into the next turn, in the middle of dsh's and our writes.
-            if (killAfterTurn !== undefined && turns === killAfterTurn) setTimeout(() => proc.kill('SIGKILL'), 3)
+            const progress = /^turn (\d+) written (\d+)$/.exec(line)
+            if (progress === null) continue
+            turns = Number(progress[1])
+            // Kill a few milliseconds into the next turn, in the middle of dsh's and our writes, once
+            // this process has written rows of its own (under load its store may open late)
+            if (killAfterTurn !== undefined && !killing && turns >= killAfterTurn && Number(progress[2]) > 0) {
+              killing = true
+              setTimeout(() => proc.kill('SIGKILL'), 3)
+            }
           }
         })
         proc.on('error', reject)
