@@ -145,6 +145,16 @@ async function compactionSummaries(target: string): Promise<Array<{ compactionId
   }
 }
 
+/** A new session from the sidebar, on the preset the chip's menu item names; its composer. */
+async function newSession(preset: RegExp): Promise<Locator> {
+  await page.locator('button').filter({ hasText: 'New Session' }).click()
+  const composer = page.locator('textarea:not([readonly])').first()
+  await composer.waitFor({ timeout: 60_000 })
+  await page.getByTitle('Agent preset for the session you are about to start').click()
+  await page.getByRole('menuitem', { name: preset }).click()
+  return composer
+}
+
 /** The compaction rows the chat shows: ours (`data-shadow-compaction`) and dsh's own, if any is drawn. */
 async function compactionRows(): Promise<{ ours: string[]; dsh: number }> {
   return {
@@ -445,12 +455,8 @@ describe('Shadow Context in the dsh web app', () => {
   })
 
   it('shows one compaction row per compaction in a Standard session too (compaction-basic), as dsh words it', async () => {
-    await page.locator('button').filter({ hasText: 'New Session' }).click()
-    const composer = page.locator('textarea:not([readonly])').first()
-    await composer.waitFor({ timeout: 60_000 })
     // the preset chip of the new session, as the README says: "Standard" turns Shadow Context off
-    await page.getByTitle('Agent preset for the session you are about to start').click()
-    await page.getByRole('menuitem', { name: /^Standard mode/ }).click()
+    const composer = await newSession(/^Standard mode/)
     for (let turn = 1; turn <= 6; turn += 1) {
       await composer.click()
       await composer.fill(`(turn ${turn}) [long 4] Standard session, note ${turn}.`)
@@ -476,12 +482,8 @@ describe('Shadow Context in the dsh web app', () => {
   })
 
   it('searches every session of the workspace from the panel when asked to', async () => {
-    await page.locator('button').filter({ hasText: 'New Session' }).click()
-    const composer = page.locator('textarea:not([readonly])').first()
-    await composer.waitFor({ timeout: 60_000 })
     // the chip keeps the last choice (Standard, above) for the next session: pick Shadow Context again
-    await page.getByTitle('Agent preset for the session you are about to start').click()
-    await page.getByRole('menuitem', { name: /^Shadow Context/ }).click()
+    const composer = await newSession(/^Shadow Context/)
     await composer.fill('(turn 1) A second Shadow Context session in the same project.')
     await page.keyboard.press('Enter')
     await page.getByText('ANSWER 1:', { exact: false }).first().waitFor({ timeout: 120_000 })
