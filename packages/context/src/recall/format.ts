@@ -2,8 +2,7 @@
  * What the recall tools show the model: ranked hits and paginated transcripts of the exact
  * originals. Pure rendering and cursor handling; no store access here.
  */
-import { CANDIDATE_TEXT_CHARS, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
-import { safeCut } from '../text.ts'
+import { CANDIDATE_TEXT_CHARS, charBoundary, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -107,8 +106,7 @@ export function renderSearch(view: SearchView): string {
     lines.push(`   ${hit.snippet}`)
   })
   lines.push(`Read the best hit at its passage: ${readCommand(view.hits.find(hit => view.onSurface?.has(hit.message.shadowId) !== true) ?? view.hits[0]!)}`)
-  // a snippet cut between the halves of an emoji would send the provider a lone surrogate
-  return lines.join('\n').toWellFormed()
+  return lines.join('\n')
 }
 
 /**
@@ -159,7 +157,7 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
   let index = startIndex
   const first = messages[startIndex]
   // a cursor or passage offset between the halves of a surrogate pair starts at the whole character
-  let offset = first === undefined ? startOffset : safeCut(bodyOf(first), startOffset)
+  let offset = first === undefined ? startOffset : charBoundary(bodyOf(first), startOffset)
   while (index < messages.length) {
     const message = messages[index]!
     const text = bodyOf(message)
@@ -175,7 +173,7 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
       continue
     }
     // Too big for what is left: show what fits and continue inside this message next time.
-    const take = safeCut(text, offset + Math.max(200, room)) - offset
+    const take = charBoundary(text, offset + Math.max(200, room)) - offset
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
     used += head.length + take
     offset += take

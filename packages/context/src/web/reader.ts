@@ -189,7 +189,7 @@ export class ShadowContextReader extends TypertRemoteService {
           hits: outcome.hits.map(hit => ({
             shadowId: hit.message.shadowId, sessionId: hit.message.sessionId, seq: hit.message.seq, time: hit.message.time, role: hit.message.role,
             sourceKind: hit.message.sourceKind, toolName: hit.message.toolName, turn: hit.message.turn, elidedBy: hit.message.elidedBy,
-            snippet: hit.snippet.toWellFormed(), matched: [...hit.matched],
+            snippet: hit.snippet, matched: [...hit.matched],
           })),
         },
       }
