@@ -68,11 +68,12 @@ export async function reindex(connection: PgConnection, analyze: (text: string, 
   return done
 }
 
-/** Bytes of the store's tables with their indexes and TOAST. */
+/** Bytes of the store's tables with their indexes and TOAST ($1 schema, $2 table names): maxBytes and stats() measure alike. */
+const STORE_BYTES_SQL = `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = $1 AND c.relname = ANY($2::text[])`
+
 export async function storeBytes(connection: PgConnection): Promise<number> {
-  const [row] = await connection.query<{ bytes: number }>('measure store', `
-    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = $1 AND c.relname = ANY($2::text[])`, [connection.location.schema, [...PG_TABLES]])
+  const [row] = await connection.query<{ bytes: number }>('measure store', `SELECT (${STORE_BYTES_SQL})::bigint AS bytes`, [connection.location.schema, [...PG_TABLES]])
   return row?.bytes ?? 0
 }
 
@@ -82,8 +83,7 @@ export async function stats(connection: PgConnection, analyzerVersion: number): 
       (SELECT count(*) FROM checkpoints)::bigint AS checkpoints, (SELECT count(*) FROM recalls)::bigint AS recalls,
       (SELECT coalesce(sum(octet_length(text)), 0) FROM messages)::bigint AS text_bytes,
       (SELECT count(*) FROM messages WHERE expired_at IS NOT NULL)::bigint AS expired,
-      (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relname = ANY($2::text[]))::bigint AS bytes`, [connection.location.schema, [...PG_TABLES]])
+      (${STORE_BYTES_SQL})::bigint AS bytes`, [connection.location.schema, [...PG_TABLES]])
   return {
     schemaVersion: PG_SCHEMA_VERSION,
     analyzerVersion,
