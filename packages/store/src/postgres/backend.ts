@@ -13,7 +13,7 @@ import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reind
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { documentFrequencies, searchIndex } from './search.ts'
-import { appendRows, forgetRows } from './writes.ts'
+import { appendRows, forgetRows, recountSession } from './writes.ts'
 
 /** How long a measured store size is trusted (maxBytes). */
 const SIZE_TTL_MS = 1_000
@@ -222,10 +222,7 @@ export class PostgresBackend implements ShadowBackend {
       // lock in): an append that bumped the counter but has not committed yet would otherwise be
       // overwritten by a count taken before its rows were visible.
       await db.query('SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId])
-      await db.query(`
-        UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
-        FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
-        WHERE s.session_id = $1`, [sessionId])
+      await recountSession(db, sessionId)
       return removed.rowCount ?? 0
     })
   }

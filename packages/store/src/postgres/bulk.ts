@@ -10,6 +10,7 @@ import { BULK_LOAD_META, bulkLockKey, pgError, SCHEMA_NAME, trgmSchema, type PgC
 import { ShadowStoreError } from '../errors.ts'
 import { DAY_PREFIX, tsvectorText } from './tokens.ts'
 import { migrationSql, PG_TABLES, TEXT_INDEX_NAMES, TEXT_INDEXES_SQL } from './schema.ts'
+import { recountSession } from './writes.ts'
 
 export class BulkLoad {
   private readonly connection: PgConnection
@@ -73,10 +74,7 @@ export class BulkLoad {
         ON CONFLICT (session_id, seq) DO NOTHING`,
       [from, to, toTag, shiftDays, tsvectorText('', toTag)])
       await this.holder.query(`INSERT INTO message_calls(session_id, call_id, seq) SELECT $2, call_id, seq FROM ${source}message_calls WHERE session_id = $1 ON CONFLICT DO NOTHING`, [from, to])
-      await this.holder.query(`
-        UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
-        FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
-        WHERE s.session_id = $1`, [to])
+      await recountSession(this.holder, to)
       await this.holder.query('COMMIT')
       return inserted.rowCount ?? 0
     } catch (error) {

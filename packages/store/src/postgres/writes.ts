@@ -141,3 +141,11 @@ export async function forgetRows(db: pg.PoolClient, sessionIds: readonly string[
   await db.query('DELETE FROM sessions WHERE session_id = ANY($1::text[])', [ids])
   return { sessions: locked.rowCount ?? 0, messages: messages.rowCount ?? 0, checkpoints: checkpoints.rowCount ?? 0, recalls: recalls.rowCount ?? 0 }
 }
+
+/** Set a session's counters from its rows (after rows were removed or copied in). */
+export async function recountSession(db: pg.PoolClient, sessionId: string): Promise<void> {
+  await db.query(`
+    UPDATE sessions s SET message_count = c.n, last_seq = coalesce(c.max_seq, -1), first_time = c.min_time, last_time = c.max_time
+    FROM (SELECT count(*) AS n, max(seq) AS max_seq, min(time) AS min_time, max(time) AS max_time FROM messages WHERE session_id = $1) c
+    WHERE s.session_id = $1`, [sessionId])
+}
