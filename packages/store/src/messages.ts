@@ -10,7 +10,7 @@ import type { ShadowMessageInput } from './types.ts'
 import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, optionalText, ROLES } from './validate.ts'
 
 /** What the indexes hold of a stored text: the two analyzer views and the days it refers to. */
-export function messageViews(text: string, time: number): IndexViews {
+export function messageViews(text: string, time: number): IndexViews & { readonly days: readonly number[] } {
   return { ...indexViews(text), days: referredDays(text, time) }
 }
 
@@ -44,7 +44,7 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
   const hash = hashEventJson(eventJson)
   const text = redactor === undefined ? input.text : redactor.text(input.text)
-  const views = indexViews(text)
+  const views = messageViews(text, Math.floor(input.time))
   return {
     sessionId,
     seq,
@@ -64,6 +64,6 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     hash,
     words: views.words,
     grams: views.grams,
-    days: referredDays(text, Math.floor(input.time)),
+    days: views.days,
   }
 }
