@@ -227,7 +227,6 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * discussed" is about the whole history the session can see) and how many hits.
  */
 async function termReport(backend: ShadowBackend, asker: string, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
-  const report: QueryTermReport[] = []
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
   const long = (word: string): boolean => CJK.test(word) && [...word].length >= 3
@@ -237,8 +236,8 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
   }
   // the words index counts were taken for the ranking already (same scope, same cap)
   const wordCounts = new Map([...known].filter(([word]) => words.includes(word) && !long(word)))
-  for (const [word, n] of await count('words', words.filter(topic => !long(topic) && !known.has(topic)))) wordCounts.set(word, n)
-  const gramCounts = await count('grams', words.filter(long))
+  const [fresh, gramCounts] = await Promise.all([count('words', words.filter(topic => !long(topic) && !known.has(topic))), count('grams', words.filter(long))])
+  for (const [word, n] of fresh) wordCounts.set(word, n)
   const scopeTotal = Math.max(1, searched)
   // an ancestor's rows are seen below the fork point only; the index's counts take all of them
   const fork = segments.some(segment => Number.isFinite(segment.belowSeq) && segment.sessionId !== asker)
@@ -264,7 +263,8 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
     }
     return covered
   })
-  for (const word of words) {
+  // the words' checks are independent: asked at once (one round trip in sequence on PostgreSQL, not one per word)
+  return Promise.all(words.map(async (word, at): Promise<QueryTermReport> => {
     let inScope = (long(word) ? gramCounts : wordCounts).get(word) ?? 0
     // The count ignores exclusions and fork bounds: a small one is confirmed on the filtered rows,
     // and in a fork every one is (else a fork learns what its parent said after the fork point).
@@ -277,12 +277,11 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
     // the scope's counts behind `bridges` ignore fork bounds too: a reported translation is one
     // the searcher's own rows hold (else a fork hears what its parent said after the fork)
     const translations = inScope > 0 ? translationsOf(word) : await confirmed(translationsOf(word))
-    const own = stems[words.indexOf(word)]!
+    const own = stems[at]!
     const inHits = hitScans.filter(covered => covered.has(own) || translations.some(bridge => covered.has(bridge.scan))).length
-    report.push({
+    return {
       term: word, inScope, inHits, distinctive: inScope === 0 || inScope <= DISTINCTIVE_FLOOR || inScope < scopeTotal * DISTINCTIVE_SHARE,
       ...(translations.length === 0 ? {} : { translations: [...new Set(translations.map(bridge => bridge.translation))] }),
-    })
-  }
-  return report
+    }
+  }))
 }
