@@ -137,6 +137,8 @@ export class ShadowContextReader extends TypertRemoteService {
 
   readonly path: string
   private store: Promise<ShadowStoreApi> | undefined
+  /** The redactor of the store's policy, for the handle it was read from. */
+  private redaction: { handle: Promise<ShadowStoreApi>; redactor: Promise<Redactor | undefined> } | undefined
 
   constructor(ctx: Context, config: ShadowContextReaderConfig = {}) {
     super(ctx, READER_SERVICE, { namespace: READER_NAMESPACE })
@@ -161,10 +163,17 @@ export class ShadowContextReader extends TypertRemoteService {
 
   private async resolver(session: unknown, scope: ReaderScope): Promise<RecallResolver> {
     const sessionId = sessionIdOf(session)
-    const store = await this.opened()
-    // the policy the capture saved in the store: a secret in the query is searched as it is stored
-    const policy = await store.redactionPolicyOf()
-    const redactor = policy === null ? undefined : new Redactor(policy)
+    const handle = this.opened()
+    const store = await handle
+    // the policy the capture saved in the store: a secret in the query is searched as it is stored.
+    // It is fixed while the store is open, so it is read and compiled once per handle.
+    if (this.redaction?.handle !== handle) {
+      const redaction = { handle, redactor: store.redactionPolicyOf().then(policy => (policy === null ? undefined : new Redactor(policy))) }
+      // a failed read is asked again on the next request
+      redaction.redactor.catch(() => { if (this.redaction === redaction) this.redaction = undefined })
+      this.redaction = redaction
+    }
+    const redactor = await this.redaction.redactor
     const redact = redactor === undefined ? {} : { redact: (text: string) => redactor.text(text) }
     if (scope === 'session') return new RecallResolver(store, { sessionId, ...redact })
     const workspace = cwdOf(session) ?? (await store.session(sessionId))?.workspace ?? undefined
