@@ -9,3 +9,14 @@ import { charBoundary } from '@dsh-shadow/store'
 export function cutPrefix(text: string, length: number): string {
   return text.slice(0, charBoundary(text, length))
 }
+
+/** Whitespace runs as one space, trimmed: a line of a digest or stub. */
+export function flatten(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
+}
+
+/** `text` flattened, cut to `max` characters with "…" when longer. */
+export function clip(text: string, max: number): string {
+  const flat = flatten(text)
+  return flat.length <= max ? flat : `${cutPrefix(flat, Math.max(1, max - 1))}…`
+}

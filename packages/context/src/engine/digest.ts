@@ -8,7 +8,7 @@
  */
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
-import { cutPrefix } from '../text.ts'
+import { clip } from '../text.ts'
 
 export interface DigestMessage {
   readonly event: SessionEvent
@@ -56,11 +56,6 @@ const isAnchor = (value: string): boolean => {
   return id === null || /\d/.test(id[1] ?? '')
 }
 const BARE_NUMBER = /^\d+$/
-
-const clip = (text: string, max: number): string => {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length <= max ? flat : `${cutPrefix(flat, Math.max(1, max - 1))}…`
-}
 
 function messageText(event: SessionEvent): string {
   switch (event.type) {

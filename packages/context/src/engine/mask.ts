@@ -10,7 +10,7 @@
  * Its outputs stay in the shadow store verbatim; each one is named by its shadow id.
  */
 import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
-import { cutPrefix } from '../text.ts'
+import { clip, flatten } from '../text.ts'
 import type { DigestMessage } from './digest.ts'
 
 /** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
@@ -19,18 +19,11 @@ export const MASK_MARKER = '[Shadow Context masked'
 /** A tool output up to this many characters stays verbatim inside the stub. */
 const INLINE_CHARS = 160
 
-const flat = (text: string): string => text.replace(/\s+/g, ' ').trim()
-
 /** Results listed one per line in a stub; past this, the middle ones are one line naming their range. */
 const RESULT_LINES = 40
 
 /** Call arguments are the assistant's own words (a small file it wrote, a command): verbatim up to this. */
 const ARGS_CHARS = 600
-
-function gist(args: string): string {
-  const text = flat(args)
-  return text.length <= ARGS_CHARS ? text : `${cutPrefix(text, ARGS_CHARS - 1)}…`
-}
 
 export function composeMask(input: { checkpointId: string; tag: string; messages: readonly DigestMessage[] }): { text: string; footer: string } {
   const turn = input.messages.find(message => message.turn !== null)?.turn ?? null
@@ -46,13 +39,13 @@ export function composeMask(input: { checkpointId: string; tag: string; messages
       const result = event.data.message.content.find(block => block.type === 'tool-result')
       const call = result === undefined ? undefined : calls.get(result.toolCallId)
       const text = renderBlocks(event.data.message.content)
-      const head = `- ${call?.name ?? 'tool'} ${gist(call?.args ?? '')}`
+      const head = `- ${call?.name ?? 'tool'} ${clip(call?.args ?? '', ARGS_CHARS)}`
       const error = result?.isError === true ? ' (error)' : ''
       results.push({
         index: lines.length,
         name: call?.name ?? 'tool',
         id: shadowId(input.tag, event.seq),
-        line: text.length <= INLINE_CHARS ? `${head} →${error} ${flat(text)}` : `${head} →${error} ${Math.ceil(text.length / 4)} tokens, ${shadowId(input.tag, event.seq)}`,
+        line: text.length <= INLINE_CHARS ? `${head} →${error} ${flatten(text)}` : `${head} →${error} ${Math.ceil(text.length / 4)} tokens, ${shadowId(input.tag, event.seq)}`,
       })
       lines.push('')
     }
