@@ -4,6 +4,7 @@
  * and judges the model's final answer by the same exact-fact check; the scripted model plays the rest.
  */
 import type { LlmAdapter, Message } from '@deepseek-ai/dsh-llm'
+import { messageText } from '../scripted-model.ts'
 import type { Need } from './schema.ts'
 
 export interface TurnDelegate {
@@ -26,15 +27,6 @@ export interface DelegatedJudgement {
   readonly calls: number
 }
 
-function text(message: Message): string {
-  return message.content.map(block => {
-    if (block.type === 'text' || block.type === 'reasoning') return block.text
-    if (block.type === 'tool-call') return `${block.name} ${block.arguments}`
-    if (block.type === 'tool-result') return block.content.map(inner => (inner.type === 'text' ? inner.text : '')).join('\n')
-    return ''
-  }).join('\n')
-}
-
 /**
  * Judge a delegated turn: a need is met only if its exact fact is in the model's final answer;
  * `model-unquoted` records that the fact did reach the model (surface or its tool results) but its
@@ -48,7 +40,7 @@ export function judgeDelegatedTurn(needs: readonly Need[], messages: readonly Me
     if (message.role !== 'assistant') continue
     calls += message.content.filter(block => block.type === 'tool-call' && recallTools.includes(block.name)).length
   }
-  const context = messages.map(text).join('\n').replaceAll('**', '')
+  const context = messages.map(messageText).join('\n').replaceAll('**', '')
   return needs.map(need => {
     if (answer.includes(need.fact)) return { need, satisfied: true, via: 'model-answer', calls }
     return { need, satisfied: false, via: context.includes(need.fact) ? 'model-unquoted' : 'model-missed', calls }
