@@ -103,7 +103,8 @@ function footerSeqs(summary: string | null, id: string): { seqFrom: number; seqT
   if (summary === null) return undefined
   const line = summary.split('\n').findLast(candidate => candidate.startsWith(`[shadow ${id}] `))
   if (line === undefined) return undefined
-  const seqs = / · seqs (\d+)–(\d+) · /.exec(line)
+  // a digest's footer has `… · seqs a–b · …`, a mask stub's `[shadow id] seqs a–b · …`
+  const seqs = /(?:\] | · )seqs (\d+)–(\d+) · /.exec(line)
   return seqs === null ? { seqFrom: 0, seqTo: 0 } : { seqFrom: Number(seqs[1]), seqTo: Number(seqs[2]) }
 }
 
@@ -113,7 +114,11 @@ function footerSeqs(summary: string | null, id: string): { seqFrom: number; seqT
  */
 export function shadowCheckpointOf(node: CompactionNode, view: ShadowContextView | undefined): CheckpointData | undefined {
   const listed = view?.checkpoints.find(candidate => candidate.id === node.id && candidate.engine === ENGINE)
-  const seqs = footerSeqs(node.data.summary, node.id) ?? (listed === undefined ? undefined : { seqFrom: listed.seqFrom, seqTo: listed.seqTo })
+  const fromFooter = footerSeqs(node.data.summary, node.id)
+  // a footer whose seqs cannot be read says only that the checkpoint is ours: the list's seqs win then
+  const seqs = listed !== undefined && (fromFooter === undefined || (fromFooter.seqFrom === 0 && fromFooter.seqTo === 0))
+    ? { seqFrom: listed.seqFrom, seqTo: listed.seqTo }
+    : fromFooter
   if (seqs === undefined) return undefined
   return {
     checkpointId: node.id,

@@ -317,6 +317,11 @@ describe('browser module (lib/client.js) in a stand-in module loader', () => {
     expect(bare).toContain(`data-shadow-checkpoint="${checkpoint.id}"`)
     expect(bare).toContain(`seqs ${checkpoint.seqFrom}–${checkpoint.seqTo}`)
     expect(bare).toContain('Context compacted ·') // no locale seat: English
+    // a mask stub's footer has its seqs right after the id
+    const mask = { id: 'k7q2mz.c9', data: { ...node.data, summary: '[Shadow Context masked k7q2mz.c9] tool outputs stored verbatim\n[shadow k7q2mz.c9] seqs 41–57 · 2026-12-01 09:00 → 2026-12-01 09:05 UTC · shadow_read {"checkpoint":"k7q2mz.c9"}' } }
+    const masked = renderToStaticMarkup(React.createElement(Component, { node: mask, sessionId: main, useProjection: () => undefined }))
+    expect(masked).toContain('data-shadow-checkpoint="k7q2mz.c9"')
+    expect(masked).toContain('seqs 41–57')
     // another engine's compaction (compaction-basic): dsh's own row, with the props we got, never our pointer
     const basic = { id: 'f900d069-7a31-4bca-a96c-cd028e04c996', data: { ...node.data, summary: 'Earlier turns: the build cache notes.', shadowedItemCount: 4, shadowedTokenCount: 4749 } }
     for (const value of [view, undefined, { ...view, active: false }]) {
