@@ -300,7 +300,7 @@ export class RecallResolver {
       } else {
         selector = this.selector(args)
       }
-      const { messages, title, start, call } = await this.select(selector)
+      const { messages, title, start, call } = await this.select(selector, cursorText === undefined)
       if (cursorText === undefined && start !== undefined) {
         index = start.index
         offset = start.offset
@@ -412,7 +412,8 @@ export class RecallResolver {
     }
   }
 
-  private async select(selector: Record<string, string | number>): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
+  /** `withCall`: also the call behind a tool result read by id (only a read's first page shows it). */
+  private async select(selector: Record<string, string | number>, withCall = false): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
     switch (selector['kind']) {
       case 'checkpoint': {
         const { checkpointId, sessionId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
@@ -442,7 +443,7 @@ export class RecallResolver {
         const at = selector['at'] === undefined ? undefined : Number(selector['at'])
         if (at !== undefined && at > center.text.length) throw new RecallError('INVALID_INPUT', `at ${at} is past the end of ${id} (${center.text.length} characters)`)
         const title = at === undefined ? `around ${id}` : `${id} from character ${at}`
-        const call = await this.store.callOf(center)
+        const call = withCall ? await this.store.callOf(center) : undefined
         return { messages: [...earlier.toReversed(), center, ...later], title, ...(at === undefined || at === 0 ? {} : { start: { index: earlier.length, offset: at } }), ...(call === undefined ? {} : { call }) }
       }
       case 'seq': {
