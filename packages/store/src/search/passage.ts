@@ -79,27 +79,87 @@ function isTokenChar(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 }
 
+/** A character of a Latin piece (a unicode61 token char outside the CJK runs latinPieces cuts out) that is not ASCII. */
+const NON_ASCII_PIECE_CHAR = /[[\p{L}\p{N}\p{M}]--[\p{ASCII}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]/gv
+const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
+
+/** Piece character test of one non-ASCII code point: common ranges answered without a regex. */
+function isPieceCode(code: number, char: () => string): boolean {
+  // Latin-1 and Latin Extended-A/B letters (not × or ÷), combining marks, Greek and Cyrillic letters
+  if ((code >= 0xc0 && code <= 0x24f && code !== 0xd7 && code !== 0xf7) || (code >= 0x300 && code <= 0x36f) || (code >= 0x3b1 && code <= 0x3c9) || (code >= 0x410 && code <= 0x44f)) return true
+  // CJK ideographs, kana, Hangul syllables: cut out of Latin pieces; general punctuation separates
+  if ((code >= 0x4e00 && code <= 0x9fff) || (code >= 0x3040 && code <= 0x30ff) || (code >= 0xac00 && code <= 0xd7a3) || (code >= 0x2000 && code <= 0x206f)) return false
+  return PIECE_CHAR.test(char())
+}
+
+/** Length in code units of the piece character ending just before `at` (0: none there). */
+function pieceCharBefore(text: string, at: number): number {
+  const code = text.charCodeAt(at - 1)
+  if (code < 128) return isTokenChar(code) ? 1 : 0
+  const wide = code >= 0xdc00 && code <= 0xdfff && at >= 2 && text.charCodeAt(at - 2) >= 0xd800 && text.charCodeAt(at - 2) <= 0xdbff
+  if (!wide) return isPieceCode(code, () => text[at - 1]!) ? 1 : 0
+  return PIECE_CHAR.test(text.slice(at - 2, at)) ? 2 : 0
+}
+
+/** Length in code units of the piece character starting at `at` (0: none there). */
+function pieceCharAt(text: string, at: number): number {
+  const code = text.charCodeAt(at)
+  if (code < 128) return isTokenChar(code) ? 1 : 0
+  const point = text.codePointAt(at)!
+  if (point <= 0xffff) return isPieceCode(code, () => text[at]!) ? 1 : 0
+  return PIECE_CHAR.test(String.fromCodePoint(point)) ? 2 : 0
+}
+
+/** Past this share of a text's characters, its non-ASCII pieces are walked by the full token scan (cheaper when they are most of it). */
+const NON_ASCII_PIECE_SHARE = 1 / 64
+
 /**
- * The tokens of an ASCII text that can match a term, in text order: only tokens holding some
- * term's safe prefix (a token stemming to a term, or with a camelCase part that does, holds it),
- * found with indexOf instead of tokenizing the whole text. The caller checks each token exactly
- * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
+ * The Latin pieces (tokens, as latinPieces cuts them) of a text that can match a term, in text
+ * order: every piece holding some term's safe prefix (an ASCII piece stemming to a term, or with
+ * a camelCase part that does, holds it), found with indexOf instead of tokenizing the whole text,
+ * and every piece with a non-ASCII letter, digit or mark (diacritics fold away, so such a piece is
+ * checked whatever it spells). The caller checks each piece exactly as a full scan does, so the
+ * result is the same; `undefined` when the terms are not ASCII, or when lowercasing moves the
+ * text's offsets (a character whose lowercase is longer, as İ).
  */
-function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
-  if (NON_ASCII.test(sample)) return undefined
-  const lower = sample.toLowerCase()
+function pieceCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
+  const ascii = !NON_ASCII.test(sample)
   const tokens = new Map<number, string>()
+  const take = (found: number, length: number, lastEnd: number): number => {
+    let start = found
+    if (ascii) {
+      while (start > lastEnd && isTokenChar(sample.charCodeAt(start - 1))) start -= 1
+    } else {
+      for (let width = 0; start > lastEnd && (width = pieceCharBefore(sample, start)) > 0;) start -= width
+    }
+    let end = found + length
+    if (ascii) {
+      while (end < sample.length && isTokenChar(sample.charCodeAt(end))) end += 1
+    } else {
+      for (let width = 0; end < sample.length && (width = pieceCharAt(sample, end)) > 0;) end += width
+    }
+    if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
+    return end
+  }
+  if (!ascii) {
+    let lastEnd = 0
+    NON_ASCII_PIECE_CHAR.lastIndex = 0
+    for (let match = NON_ASCII_PIECE_CHAR.exec(sample), pieces = 0; match !== null; match = NON_ASCII_PIECE_CHAR.exec(sample)) {
+      if (match.index < lastEnd) continue
+      // dense so far: the full token scan is cheaper (decided early, not after walking most of them)
+      if ((pieces += 1) > 8 + match.index * NON_ASCII_PIECE_SHARE) return undefined
+      lastEnd = take(match.index, match[0].length, lastEnd)
+      NON_ASCII_PIECE_CHAR.lastIndex = lastEnd
+    }
+  }
+  const lower = sample.toLowerCase()
+  if (lower.length !== sample.length) return undefined
   for (const prefix of prefixes) {
     // each character is walked at most once per prefix: a token's other occurrences are skipped,
     // and the walk back to a token's start stops at the previous token's end
     let lastEnd = 0
     for (let found = lower.indexOf(prefix); found !== -1; found = lower.indexOf(prefix, lastEnd)) {
-      let start = found
-      while (start > lastEnd && isTokenChar(lower.charCodeAt(start - 1))) start -= 1
-      let end = found + prefix.length
-      while (end < lower.length && isTokenChar(lower.charCodeAt(end))) end += 1
-      if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
-      lastEnd = end
+      lastEnd = take(found, prefix.length, lastEnd)
       if (lastEnd >= lower.length) break
     }
   }
@@ -110,7 +170,7 @@ interface CompiledTerms {
   readonly latin: ReadonlyMap<string, number>
   readonly cjk: ReadonlyArray<{ readonly term: string; readonly index: number }>
   readonly heads: ReadonlySet<string>
-  /** Safe prefixes of the Latin terms for the ASCII scan; undefined when a term is not ASCII. */
+  /** Safe prefixes of the Latin terms for the prefix scan (pieceCandidates); undefined when a term is not ASCII. */
   readonly prefixes: readonly string[] | undefined
   /** The terms it was made from (an array changed since is compiled again). */
   readonly key: string
@@ -185,7 +245,7 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
         }
       }
     }
-    const starts = mode === 'auto' && prefixes !== undefined ? asciiCandidates(sample, prefixes) : undefined
+    const starts = mode === 'auto' && prefixes !== undefined ? pieceCandidates(sample, prefixes) : undefined
     if (starts !== undefined) {
       for (const [at, token] of starts) visit(token, at)
     } else {
