@@ -72,7 +72,7 @@ describe('fast ASCII scan', () => {
     // non-ASCII next to ASCII words: separators (→ … ·), letters that join a token (é, a combining
     // mark, Greek, CJK, full-width, the Kelvin sign that lowercases to k), digits (²), and İ, whose
     // lowercase is longer (the fast scan must step aside)
-    const NEAR = ['→', '…', '·', ' — ', 'é', '\u0301', 'λ', '连接', 'ｐｏｏｌ', '\u212a', '²', 'İ', 'ü', '\u00a0', '', '𝐀', '\u{10400}', 'ア', '한', '〇', '⺀', '数\u0301', '\u{20000}', '٣']
+    const NEAR = ['→', '…', '·', ' — ', 'é', '\u0301', 'λ', '连接', 'ｐｏｏｌ', '\u212a', '²', 'İ', 'ü', '\u00a0', '', '𝐀', '\u{10400}', 'ア', '한', '〇', '⺀', '数\u0301', '\u{20000}', '٣', 'ー', '゛', 'ﬀ', 'וּ', 'ゲ', '⾷']
     const next = random(41)
     let covered = 0
     for (let index = 0; index < 3_000; index += 1) {

@@ -87,8 +87,9 @@ const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Sc
 function isPieceCode(code: number, char: () => string): boolean {
   // Latin-1 and Latin Extended-A/B letters (not × or ÷), combining marks, Greek and Cyrillic letters
   if ((code >= 0xc0 && code <= 0x24f && code !== 0xd7 && code !== 0xf7) || (code >= 0x300 && code <= 0x36f) || (code >= 0x3b1 && code <= 0x3c9) || (code >= 0x410 && code <= 0x44f)) return true
-  // CJK ideographs, kana, Hangul syllables: cut out of Latin pieces; general punctuation separates
-  if ((code >= 0x4e00 && code <= 0x9fff) || (code >= 0x3040 && code <= 0x30ff) || (code >= 0xac00 && code <= 0xd7a3) || (code >= 0x2000 && code <= 0x206f)) return false
+  // CJK ideographs and Hangul syllables (every one of their script): cut out of Latin pieces;
+  // general punctuation separates. Not the kana blocks: ー and ゛ are Common, so part of a piece.
+  if ((code >= 0x4e00 && code <= 0x9fff) || (code >= 0xac00 && code <= 0xd7a3) || (code >= 0x2000 && code <= 0x206f)) return false
   return PIECE_CHAR.test(char())
 }
 
@@ -108,6 +109,13 @@ function pieceCharAt(text: string, at: number): number {
   const point = text.codePointAt(at)!
   if (point <= 0xffff) return isPieceCode(code, () => text[at]!) ? 1 : 0
   return PIECE_CHAR.test(String.fromCodePoint(point)) ? 2 : 0
+}
+
+/** Where CAMEL_SPLIT cuts a token: an ASCII capital after an ASCII lowercase letter or digit. */
+function partStart(text: string, at: number): boolean {
+  const code = text.charCodeAt(at)
+  const before = text.charCodeAt(at - 1)
+  return code >= 65 && code <= 90 && ((before >= 97 && before <= 122) || (before >= 48 && before <= 57))
 }
 
 /** Past this share of a text's characters, its non-ASCII pieces are walked by the full token scan (cheaper when they are most of it). */
@@ -158,9 +166,16 @@ function pieceCandidates(sample: string, prefixes: readonly string[]): Array<[nu
     // each character is walked at most once per prefix: a token's other occurrences are skipped,
     // and the walk back to a token's start stops at the previous token's end
     let lastEnd = 0
-    for (let found = lower.indexOf(prefix); found !== -1; found = lower.indexOf(prefix, lastEnd)) {
+    for (let found = lower.indexOf(prefix); found !== -1;) {
+      // a hit inside a piece that starts no camelCase part begins nothing that can stem to a term
+      // (the piece's own start, or its part's, holds the prefix too, and is found there)
+      if (found > 0 && pieceCharBefore(sample, found) > 0 && !partStart(sample, found)) {
+        found = lower.indexOf(prefix, found + 1)
+        continue
+      }
       lastEnd = take(found, prefix.length, lastEnd)
       if (lastEnd >= lower.length) break
+      found = lower.indexOf(prefix, lastEnd)
     }
   }
   return [...tokens].toSorted((a, b) => a[0] - b[0])
