@@ -79,8 +79,8 @@ function isTokenChar(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 }
 
-/** A character of a Latin piece (a unicode61 token char outside the CJK runs latinPieces cuts out) that is not ASCII. */
-const NON_ASCII_PIECE_CHAR = /[[\p{L}\p{N}\p{M}]--[\p{ASCII}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]/gv
+/** Characters that may be non-ASCII piece characters (not ASCII, not a CJK ideograph or Hangul syllable): each is checked with pieceCharAt. */
+const NON_ASCII_OTHER = /[^\x00-\x7f\u4e00-\u9fff\uac00-\ud7a3]/g
 const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
 
 /** Piece character test of one non-ASCII code point: common ranges answered without a regex. */
@@ -151,13 +151,14 @@ function pieceCandidates(sample: string, prefixes: readonly string[]): Array<[nu
   }
   if (!ascii) {
     let lastEnd = 0
-    NON_ASCII_PIECE_CHAR.lastIndex = 0
-    for (let match = NON_ASCII_PIECE_CHAR.exec(sample), pieces = 0; match !== null; match = NON_ASCII_PIECE_CHAR.exec(sample)) {
-      if (match.index < lastEnd) continue
+    NON_ASCII_OTHER.lastIndex = 0
+    for (let match = NON_ASCII_OTHER.exec(sample), pieces = 0; match !== null; match = NON_ASCII_OTHER.exec(sample)) {
+      const width = match.index < lastEnd ? 0 : pieceCharAt(sample, match.index)
+      if (width === 0) continue
       // dense so far: the full token scan is cheaper (decided early, not after walking most of them)
       if ((pieces += 1) > 8 + match.index * NON_ASCII_PIECE_SHARE) return undefined
-      lastEnd = take(match.index, match[0].length, lastEnd)
-      NON_ASCII_PIECE_CHAR.lastIndex = lastEnd
+      lastEnd = take(match.index, width, lastEnd)
+      NON_ASCII_OTHER.lastIndex = lastEnd
     }
   }
   const lower = sample.toLowerCase()
