@@ -130,7 +130,7 @@ const NON_ASCII_PIECE_SHARE = 1 / 64
  * result is the same; `undefined` when the terms are not ASCII, or when lowercasing moves the
  * text's offsets (a character whose lowercase is longer, as İ).
  */
-function pieceCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
+function pieceCandidates(sample: string, prefixes: RegExp): Array<[number, string]> | undefined {
   const ascii = !NON_ASCII.test(sample)
   const tokens = new Map<number, string>()
   const take = (found: number, length: number, lastEnd: number): number => {
@@ -161,23 +161,21 @@ function pieceCandidates(sample: string, prefixes: readonly string[]): Array<[nu
       NON_ASCII_OTHER.lastIndex = lastEnd
     }
   }
-  const lower = sample.toLowerCase()
-  if (lower.length !== sample.length) return undefined
-  for (const prefix of prefixes) {
-    // each character is walked at most once per prefix: a token's other occurrences are skipped,
-    // and the walk back to a token's start stops at the previous token's end
-    let lastEnd = 0
-    for (let found = lower.indexOf(prefix); found !== -1;) {
-      // a hit inside a piece that starts no camelCase part begins nothing that can stem to a term
-      // (the piece's own start, or its part's, holds the prefix too, and is found there)
-      if (found > 0 && pieceCharBefore(sample, found) > 0 && !partStart(sample, found)) {
-        found = lower.indexOf(prefix, found + 1)
-        continue
-      }
-      lastEnd = take(found, prefix.length, lastEnd)
-      if (lastEnd >= lower.length) break
-      found = lower.indexOf(prefix, lastEnd)
+  // every place some prefix starts, in one case-insensitive pass (ASCII folding only: a piece a
+  // wider fold could match holds a non-ASCII character and was taken above)
+  let lastEnd = 0
+  prefixes.lastIndex = 0
+  for (let match = prefixes.exec(sample); match !== null; match = prefixes.exec(sample)) {
+    const found = match.index
+    // a hit inside a piece that starts no camelCase part begins nothing that can stem to a term
+    // (the piece's own start, or its part's, holds the prefix too, and is found there)
+    if (found > 0 && pieceCharBefore(sample, found) > 0 && !partStart(sample, found)) {
+      prefixes.lastIndex = found + 1
+      continue
     }
+    lastEnd = take(found, match[0].length, lastEnd)
+    if (lastEnd >= sample.length) break
+    prefixes.lastIndex = lastEnd
   }
   return [...tokens].toSorted((a, b) => a[0] - b[0])
 }
@@ -186,8 +184,8 @@ interface CompiledTerms {
   readonly latin: ReadonlyMap<string, number>
   readonly cjk: ReadonlyArray<{ readonly term: string; readonly index: number }>
   readonly heads: ReadonlySet<string>
-  /** Safe prefixes of the Latin terms for the prefix scan (pieceCandidates); undefined when a term is not ASCII. */
-  readonly prefixes: readonly string[] | undefined
+  /** The safe prefixes of the Latin terms as one case-insensitive pattern (pieceCandidates); undefined when a term is not ASCII. */
+  readonly prefixes: RegExp | undefined
   /** The terms it was made from (an array changed since is compiled again). */
   readonly key: string
 }
@@ -206,7 +204,8 @@ function compiled(terms: readonly string[]): CompiledTerms {
     else if (!latin.has(term)) latin.set(term, index)
   })
   const keys = [...latin.keys()]
-  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(safePrefix) : undefined
+  // prefixes are [a-z0-9]: nothing to escape; no u flag, so `i` folds ASCII letters only
+  const prefixes = keys.length > 0 && keys.every(term => ASCII_TERM.test(term)) ? new RegExp([...new Set(keys.map(safePrefix))].join('|'), 'gi') : undefined
   const out = { latin, cjk, heads: new Set(keys.map(headOf)), prefixes, key }
   COMPILED.set(terms, out)
   return out
