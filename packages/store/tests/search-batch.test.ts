@@ -1,7 +1,8 @@
 /**
  * Issue 14 fast path: SQLite answers a search's candidate lists in one call (searchIndexes: the
- * words lists as ids, then their rows read once). The search must return exactly what it returns
- * when every list is asked for on its own: same hits in the same order, same snippets, same term
+ * words lists as ids, then their rows read once), and gives the words lists as ids only (listIds,
+ * candidateRows: only the chosen candidates are read). The search must return exactly what it
+ * returns when every list's rows are asked for on its own (as on PostgreSQL): same hits in the same order, same snippets, same term
  * report, on a varied corpus (tool calls and results, questions and short replies, CJK, a fork)
  * under every kind of option.
  */
@@ -52,7 +53,7 @@ function corpus(): ShadowMessageInput[] {
 
 const QUERIES = ['connection pool exhausted', 'db/pool', 'pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库迁移', '连接池', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease']
 
-describe('batched candidate lists (SQLite searchIndexes)', () => {
+describe('batched candidate lists (SQLite searchIndexes, listIds)', () => {
   const dir = tempDir()
   let store: ShadowStore
   let batches = 0
@@ -64,11 +65,13 @@ describe('batched candidate lists (SQLite searchIndexes)', () => {
     await store.registerSession({ sessionId: 'bf', parentSessionId: 'bq', forkSeq: 90 })
     await store.append(rows.filter(row => row.sessionId === 'bq' && row.seq > 100).map(row => ({ ...row, sessionId: 'bf', seq: row.seq - 10 })))
     await store.append(rows.filter(row => row.sessionId === 'br' && row.seq > 120))
-    const backend = store.backend as { searchIndexes?: (...args: never[]) => unknown }
-    const batched = backend.searchIndexes!.bind(backend)
-    backend.searchIndexes = (...args: never[]) => {
-      batches += 1
-      return batched(...args)
+    const backend = store.backend as { searchIndexes?: (...args: never[]) => unknown; listIds?: (...args: never[]) => unknown }
+    for (const name of ['searchIndexes', 'listIds'] as const) {
+      const batched = backend[name]!.bind(backend)
+      backend[name] = (...args: never[]) => {
+        batches += 1
+        return batched(...args)
+      }
     }
   })
   afterAll(async () => {
@@ -108,14 +111,16 @@ describe('batched candidate lists (SQLite searchIndexes)', () => {
   })
 })
 
-/** Run with the backend's batch hidden: the search asks for each list on its own. */
+/** Run with the backend's batch and id lists hidden: the search reads each list's rows on its own, as PostgreSQL does. */
 async function withoutBatch<T>(store: ShadowStore, run: () => Promise<T>): Promise<T> {
-  const backend = store.backend as { searchIndexes?: unknown }
-  const batch = backend.searchIndexes
+  const backend = store.backend as Record<'searchIndexes' | 'listIds' | 'candidateRows', unknown>
+  const hidden = { searchIndexes: backend.searchIndexes, listIds: backend.listIds, candidateRows: backend.candidateRows }
   backend.searchIndexes = undefined
+  backend.listIds = undefined
+  backend.candidateRows = undefined
   try {
     return await run()
   } finally {
-    backend.searchIndexes = batch
+    Object.assign(backend, hidden)
   }
 }
