@@ -14,16 +14,20 @@ import { runSet, type TestFigures } from './quality-test.ts'
 import { testSet } from './quality-set-b.ts'
 import { median, printTable } from './report.ts'
 
-/** The default candidate list size (search.ts CANDIDATE_POOL): a list of a word with more matches is truncated. */
-const DEFAULT_POOL = 50
+/**
+ * List depths at limit 10 (search.ts): a substring list, and the words lists before this slice,
+ * take CANDIDATE_POOL (50); the words lists now take CANDIDATE_POOL x WIDE (100). A list of a word
+ * with more matches is truncated.
+ */
+const LIST_DEPTHS = [50, 100] as const
 
 export interface MatchFigures {
   readonly anyMedian: number
   readonly anyMin: number
   readonly rarestMedian: number
   readonly rarestMin: number
-  /** Questions whose rarest word has more matches than a default list holds: every words list truncated. */
-  readonly truncated: number
+  /** Per LIST_DEPTHS: questions whose rarest word has more matches than such a list holds (every words list truncated). */
+  readonly truncated: readonly number[]
   readonly ranked: number
   readonly n: number
 }
@@ -34,7 +38,7 @@ function matchFigures(rows: ReadonlyArray<{ any: number; rarest: number; ranked:
     anyMin: Math.min(...rows.map(row => row.any)),
     rarestMedian: median(rows.map(row => row.rarest)),
     rarestMin: Math.min(...rows.map(row => row.rarest)),
-    truncated: rows.filter(row => row.rarest > DEFAULT_POOL).length,
+    truncated: LIST_DEPTHS.map(depth => rows.filter(row => row.rarest > depth).length),
     ranked: median(rows.map(row => row.ranked)),
     n: rows.length,
   }
@@ -42,7 +46,7 @@ function matchFigures(rows: ReadonlyArray<{ any: number; rarest: number; ranked:
 
 function describe(label: string, size: SliceSize, matches: MatchFigures): void {
   console.log(`${label}: ${size.sessions} sessions, ${size.messages} messages (${size.background} background: ${MANY_FILLER_TURNS} turns of the session's own generator, ${MANY_CORPUS_MESSAGES} bench:search corpus messages and remarks naming each topic word of its multi-word questions ~${MANY_MENTIONS} times, a session; ${size.dropped} turns left out for holding an answer or a never-said name)`)
-  console.log(`  messages holding a query word: median ${matches.anyMedian}, min ${matches.anyMin}; holding its rarest word: median ${matches.rarestMedian}, min ${matches.rarestMin}; every words list truncated at ${DEFAULT_POOL} (rarest word in more messages): ${matches.truncated}/${matches.n} questions; units ranked: median ${matches.ranked}`)
+  console.log(`  messages holding a query word: median ${matches.anyMedian}, min ${matches.anyMin}; holding its rarest word: median ${matches.rarestMedian}, min ${matches.rarestMin}; every words list truncated (rarest word in more messages than a list holds): ${LIST_DEPTHS.map((depth, at) => `at ${depth} ${matches.truncated[at]}/${matches.n}`).join(', ')} questions; units ranked: median ${matches.ranked}`)
 }
 
 export interface ManyDevFigures {

@@ -4,7 +4,8 @@
  * when the backend gives them (`listIds`), and every candidate is scored by the query weight of
  * the terms its lists prove it holds (a word's own list: that word; the all-words list: every
  * word). Only the best are read and ranked. Of a word with fewer matches than a list takes, every
- * match is seen; of a common one, the newest WIDE times more than a candidate list used to take.
+ * match is seen; of a common one, the newest WIDE (search.ts) times more than a candidate list
+ * used to take.
  *
  * Backends without `listIds` read the same lists' rows instead: the same candidates, chosen the
  * same way (every tie is broken by list positions alone), so results do not depend on which path

@@ -29,11 +29,13 @@ const PAIRING_POOL = 30
 /** Candidates each substring or days list contributes (at least; more for a larger limit). */
 const CANDIDATE_POOL = 50
 /**
- * A words list is read this many times CANDIDATE_POOL wide (candidates.ts): as ids, ~1 µs each
- * where a candidate read and scanned costs ~15 (SQLite, 1M store), so 4x the matches for about
- * what a quarter of the old rows cost.
+ * A words list is read this many times CANDIDATE_POOL wide (candidates.ts). Set by cost, not by
+ * any quality set: an id costs ~1 µs where a candidate read and scanned costs ~15, but in a
+ * session scope each id is still one row lookup (the session filter); at 2 every bench:search
+ * class costs less than with lists of CANDIDATE_POOL rows all ranked (interleaved A/B, 1M store),
+ * at 4 the session class costs 1.3x (and the many-match slice gains more: store README).
  */
-const WIDE = 4
+const WIDE = 2
 /** Document frequencies are counted up to this many matches. */
 const DF_CAP = 2_000
 /** Newest matches ranked per index list by default (the README's `rankWindow`). */

@@ -161,7 +161,10 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
   if (terms === undefined) return []
   const params: unknown[] = []
   const where = filterSql(query, params, whole)
-  const sql = `SELECT f.rowid AS rid FROM messages_words f CROSS JOIN messages m ON m.id = f.rowid
+  // no row filter (the whole store, no other condition): the index alone answers, no row is looked up
+  const sql = where === '1'
+    ? 'SELECT f.rowid AS rid FROM messages_words f WHERE messages_words MATCH ? ORDER BY f.rowid DESC LIMIT ?'
+    : `SELECT f.rowid AS rid FROM messages_words f CROSS JOIN messages m ON m.id = f.rowid
     WHERE messages_words MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
   const rows = conn.stmt(sql).all(scoped(terms, query.segments, whole), ...params as never[], Math.max(1, Math.floor(query.limit))) as Row[]
   return rows.map(row => row['rid'] as number)
