@@ -59,8 +59,8 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
 /** Resolve which session's history the scope covers, as lineage segments. */
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
   if (scope.allSessions === true || scope.workspace !== undefined) {
-    const sessions = await backend.listSessions(scope.allSessions === true ? undefined : scope.workspace)
-    const own = await lineage(backend, scope.sessionId)
+    // independent reads, asked at once
+    const [sessions, own] = await Promise.all([backend.listSessions(scope.allSessions === true ? undefined : scope.workspace), lineage(backend, scope.sessionId)])
     const segments = new Map(own.map(segment => [segment.sessionId, segment]))
     for (const session of sessions) {
       if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })

@@ -124,10 +124,10 @@ export class PgConnection {
     const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`]
     if (this.readOnly) settings.push('-c default_transaction_read_only=on')
     this.searchTimeoutMs = Math.max(1, Math.floor(options.searchTimeoutMs ?? 3_000))
-    const pool = (statementTimeout: number): pg.Pool => {
+    const pool = (statementTimeout: number, extra: readonly string[] = []): pg.Pool => {
       const made = new pg.Pool({
         connectionString: location.connectionString,
-        options: [...settings, `-c statement_timeout=${statementTimeout}`].join(' '),
+        options: [...settings, ...extra, `-c statement_timeout=${statementTimeout}`].join(' '),
         max: Math.max(1, Math.floor(options.poolSize ?? 4)),
         connectionTimeoutMillis: busy,
         idleTimeoutMillis: 30_000,
@@ -138,7 +138,9 @@ export class PgConnection {
       return made
     }
     this.pool = pool(60_000)
-    this.searchPool = pool(this.searchTimeoutMs)
+    // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
+    // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
+    this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
   }
 
   private check(action: string): void {

@@ -9,7 +9,7 @@
  * bm25 would weigh it), then recency. The store re-ranks candidates by coverage either way; this
  * only chooses which candidates the ranked list brings.
  */
-import type { FrequencyQuery, IndexQuery, IndexResult } from '../backend.ts'
+import type { FrequencyQuery, IndexHit, IndexQuery, IndexResult } from '../backend.ts'
 import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
@@ -183,22 +183,45 @@ function countsOf(connection: PgConnection): Map<string, { n: number; capped: bo
   return counts
 }
 
-export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
-  if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
-  const params = new Params()
+/** A list answered newest first (no relevance pass): what searchIndexes can batch. */
+function newestFirst(query: IndexQuery): boolean {
+  return query.order === 'newest' || query.index === 'grams'
+}
+
+/** The match and filter of a list (alias `m`), or undefined when it cannot match anything. */
+function whereOf(query: IndexQuery, whole: boolean, params: Params): string | undefined {
+  if (query.terms.length === 0 || query.segments.length === 0) return undefined
   const match = matchSql(query, whole, params)
-  if (match === undefined) return { hits: [], windowed: false }
+  if (match === undefined) return undefined
   // referring to a day of the window stands in for the time bounds
-  const where = `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
-  const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
+  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
+}
+
+/** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
+async function newestListSql(connection: PgConnection, query: IndexQuery, whole: boolean, params: Params): Promise<string | undefined> {
+  const where = whereOf(query, whole, params)
+  if (where === undefined) return undefined
   const limit = Math.max(1, Math.floor(query.limit))
   const scoped = scopedMatch(query.segments, whole)
-  if (query.order === 'newest' || query.index === 'grams') {
+  return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))
+}
+
+export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
+  const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
+  if (newestFirst(query)) {
+    const params = new Params()
+    const ids = await newestListSql(connection, query, whole, params)
+    if (ids === undefined) return { hits: [], windowed: false }
     const rows = await connection.search('search', `
-      WITH picked AS (${newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))})
+      WITH picked AS (${ids})
       SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
+  const params = new Params()
+  const where = whereOf(query, whole, params)
+  if (where === undefined) return { hits: [], windowed: false }
+  const limit = Math.max(1, Math.floor(query.limit))
+  const scoped = scopedMatch(query.segments, whole)
   // weights: rarer terms count for more (ln of inverse frequency, as bm25's idf)
   const lexemeSets = query.terms.map(lexemes).filter(found => found.length > 0)
   const terms = lexemeSets.map(lexemeQuery)
@@ -219,6 +242,44 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
     SELECT ${columns}, s.score, s.matched FROM scored s JOIN messages m ON m.id = s.id ORDER BY s.score DESC, s.id DESC`, params.values)
   const matched = Number((rows[0] as Row | undefined)?.['matched'] ?? 0)
   return { hits: rows.map(row => ({ message: toMessage(row), score: Number(row['score']) })), windowed: window !== null && matched >= window }
+}
+
+/**
+ * Several lists in one statement: every light newest-first list's ids (each the SQL searchIndex
+ * runs for it, as its own CTE), then the rows of all of them read once — a row several lists hold
+ * is sent once. One snapshot, one round trip and one planning instead of one per list; on a
+ * loaded server the lists no longer wait for a connection each. Any other list goes through
+ * searchIndex (at the same time).
+ */
+export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>, total: () => Promise<number>): Promise<IndexResult[]> {
+  const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
+  const params = new Params()
+  // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
+  const plans = await Promise.all(queries.map(async query => (batched(query) ? { sql: await newestListSql(connection, query, await whole(query), params) } : undefined)))
+  const lists = plans.flatMap((plan, at) => (plan?.sql === undefined ? [] : [{ at, sql: plan.sql }]))
+  const batch = async (): Promise<Map<number, IndexResult>> => {
+    if (lists.length === 0) return new Map()
+    const rows = await connection.search('search', `
+      WITH ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')},
+      picked AS (${lists.map((_, index) => `SELECT ${index} AS list, id FROM l${index}`).join(' UNION ALL ')}),
+      wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
+      SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`, params.values)
+    const answers = new Map(lists.map(list => [list.at, { hits: [] as IndexHit[], windowed: false }]))
+    // rows come newest first: each list's hits in its own order (newest first), scored as searchIndex scores them
+    for (const row of rows) {
+      const message = toMessage(row)
+      for (const index of row['lists'] as number[]) {
+        const answer = answers.get(lists[index]!.at)!
+        answer.hits.push({ message, score: -answer.hits.length })
+      }
+    }
+    return answers
+  }
+  const [answers, others] = await Promise.all([
+    batch(),
+    Promise.all(queries.map(async query => (batched(query) ? undefined : searchIndex(connection, query, await whole(query), total)))),
+  ])
+  return queries.map((_, at) => others[at] ?? answers.get(at) ?? { hits: [], windowed: false })
 }
 
 /**
