@@ -1,7 +1,7 @@
 /** What only the PostgreSQL backend has: a server that can go away, many writers, schemas, credentials. */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { displayLocation, ShadowStore } from '../src/index.ts'
+import { displayLocation, PostgresBackend, ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -168,6 +168,56 @@ describe('ShadowStore on PostgreSQL', () => {
       const found = await store.backend.searchIndex({ segments, index: 'words', terms: [word], operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest' })
       expect(found.hits.map(hit => hit.message.seq)).toEqual(expected.slice(0, 25))
     }
+    await store.close()
+  })
+
+  it('starts a rare one-word substring list from the index at once, in the batch too, exactly as a scan would', async () => {
+    const location = target.server().storeDsn('direct_two')
+    const setup = await ShadowStore.open(location)
+    // "kingfisher" in 31 rows' anchors (the grams index holds identifier- and path-shaped tokens),
+    // once inside a longer word (a substring match the word count misses)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message('k0', index, `row ${index}${index % 97 === 0 ? ' kingfisher.yaml' : ''}${index === 7 ? ' mykingfisher.yaml' : ''}${index % 13 === 0 ? ' heron' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await setup.append(rows.slice(start, start + 500))
+    await setup.vacuum()
+    await setup.close()
+    await target.sql("UPDATE pg_class SET reltuples = 60000 WHERE relname = 'messages' AND relnamespace = 'direct_two'::regnamespace")
+    const store = await ShadowStore.open(location, { poolSize: 1 })
+    await store.registerSession({ sessionId: 'k1' })
+    const segments = await store.scopeSegments({ sessionId: 'k0', allSessions: true })
+    const backend = store.backend as PostgresBackend
+    const statements: string[] = []
+    const pool = backend.connection.searchPool
+    const query = pool.query.bind(pool)
+    pool.query = ((...args: Parameters<typeof query>) => {
+      statements.push(String(args[0]))
+      return query(...args)
+    }) as typeof pool.query
+    // as a search does: the word counted store-wide first, then its lists
+    await backend.documentFrequencies({ segments, index: 'words', terms: ['kingfisher'], cap: 2_000 })
+    const expected = rows.filter(row => row.text.includes('kingfisher')).map(row => row.seq).toReversed().slice(0, 25)
+    const lists = { segments, operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest', light: true } as const
+    statements.length = 0
+    const alone = await backend.searchIndex({ ...lists, index: 'grams', terms: ['kingfisher'] })
+    expect(alone.hits.map(hit => hit.message.seq)).toEqual(expected)
+    // read from the index at once: no walk through the newest rows first
+    expect(statements.join('\n')).toMatch(/direct AS MATERIALIZED/)
+    expect(statements.join('\n')).not.toMatch(/recent AS MATERIALIZED/)
+    const [grams, heron] = await backend.searchIndexes([{ ...lists, index: 'grams', terms: ['kingfisher'] }, { ...lists, index: 'words', terms: ['heron'] }])
+    expect(grams!.hits.map(hit => hit.message.seq)).toEqual(expected)
+    expect(heron!.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes('heron')).map(row => row.seq).toReversed().slice(0, 25))
+    pool.query = query
+    await store.close()
+  })
+
+  it('vacuums without the statement guard, and gives the pool its guard back', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('vacuum_one'))
+    const backend = store.backend as PostgresBackend
+    const inside = await backend.connection.unguarded('check', db => db.query<{ statement_timeout: string }>('SHOW statement_timeout'))
+    expect(inside.rows[0]!.statement_timeout).toBe('0')
+    // every pooled connection (poolSize 4) is guarded again
+    const after = await Promise.all(Array.from({ length: 4 }, () => backend.connection.query<{ statement_timeout: string }>('check', 'SHOW statement_timeout')))
+    expect(after.map(rows => rows[0]!.statement_timeout)).toEqual(['1min', '1min', '1min', '1min'])
+    await store.vacuum()
     await store.close()
   })
 

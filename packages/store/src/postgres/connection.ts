@@ -169,6 +169,33 @@ export class PgConnection {
     }
   }
 
+  /**
+   * Run `work` on one connection without the statement guard (maintenance that runs as long as
+   * the table is large, e.g. VACUUM of 10M rows after a forget: no transaction can hold it).
+   */
+  async unguarded<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.check(action)
+    let client: pg.PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    }
+    let reset = false
+    try {
+      await client.query('SET statement_timeout = 0')
+      const value = await work(client)
+      await client.query('RESET statement_timeout')
+      reset = true
+      return value
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    } finally {
+      // a connection that may still be unguarded is closed, not pooled
+      client.release(!reset)
+    }
+  }
+
   /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
   async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
     this.check(action)

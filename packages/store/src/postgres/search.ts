@@ -162,7 +162,20 @@ async function startOf(connection: PgConnection, query: IndexQuery, limit: numbe
   const rows = (term: string): number => {
     const words = query.index === 'words' ? [term] : innerWords(term)
     const known = words.filter(word => lexemes(word).length > 0)
+    if (known.length === 0 && query.index === 'grams') return wholeWordHint(term) ?? stats.rows
     return known.length === 0 ? stats.rows : Math.min(...known.map(wordRows))
+  }
+  // A substring that is one long word ("glimmerwraith") and that this search just counted as a
+  // word, rarely: most of its matches are that word, so it starts as rarely. Only a hint for the
+  // start — `direct` falls back to the probes when it finds more than DIRECT_CAP; without it such
+  // a term checks the newest rows and then probes every bucket (153 at 10M), each GIN scan also
+  // reading the pending list a busy writer keeps filling.
+  const wholeWordHint = (term: string): number | undefined => {
+    if (!WHOLE_WORD.test(term) || [...term].length < WHOLE_WORD_CHARS) return undefined
+    const found = lexemes(term)
+    if (found.length !== 1) return undefined
+    const exact = counted.get(lexemeQuery(found))
+    return exact !== undefined && Date.now() - exact.read < COUNT_TTL_MS && !exact.capped && exact.n * WHOLE_WORD_SLACK < DIRECT_CAP ? exact.n * WHOLE_WORD_SLACK : undefined
   }
   const estimates = query.terms.filter(term => term.length > 0).map(rows)
   if (estimates.length === 0) return 'walk'
@@ -170,6 +183,13 @@ async function startOf(connection: PgConnection, query: IndexQuery, limit: numbe
   if (matching / Math.max(1, stats.rows) * RECENT_WALK >= limit) return 'walk'
   return matching < DIRECT_CAP ? 'direct' : 'probe'
 }
+
+/** A substring of one word token (letters and digits only)... */
+const WHOLE_WORD = /^[\p{L}\p{N}]+$/u
+/** ...this long at least (a short one is a piece of many longer words)... */
+const WHOLE_WORD_CHARS = 8
+/** ...is taken for this many times its count as a word (other words holding it). */
+const WHOLE_WORD_SLACK = 4
 
 /** How long a term count taken for a search steers the plans of that search's lists. */
 const COUNT_TTL_MS = 10_000
