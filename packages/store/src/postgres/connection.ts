@@ -169,18 +169,22 @@ export class PgConnection {
     }
   }
 
+  /** One connection of the pool, to hold for several statements. */
+  private async connect(action: string): Promise<pg.PoolClient> {
+    this.check(action)
+    try {
+      return await this.pool.connect()
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    }
+  }
+
   /**
    * Run `work` on one connection without the statement guard (maintenance that runs as long as
    * the table is large, e.g. VACUUM of 10M rows after a forget: no transaction can hold it).
    */
   async unguarded<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    this.check(action)
-    let client: pg.PoolClient
-    try {
-      client = await this.pool.connect()
-    } catch (error) {
-      throw pgError(error, action, this.location.display)
-    }
+    const client = await this.connect(action)
     let reset = false
     try {
       await client.query('SET statement_timeout = 0')
@@ -198,14 +202,8 @@ export class PgConnection {
 
   /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
   async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    this.check(action)
     for (let attempt = 1; ; attempt += 1) {
-      let client: pg.PoolClient
-      try {
-        client = await this.pool.connect()
-      } catch (error) {
-        throw pgError(error, action, this.location.display)
-      }
+      const client = await this.connect(action)
       let broken = false
       try {
         await client.query('BEGIN')
