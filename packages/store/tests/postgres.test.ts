@@ -138,10 +138,15 @@ describe('ShadowStore on PostgreSQL', () => {
     for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
     const wide = { sessionId: 'w0', allSessions: true }
     const expected = (word: string): number[] => rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed()
+    const segments = await store.scopeSegments(wide)
     for (const word of ['heron', 'osprey']) {
-      const found = await store.backend.searchIndex({ segments: await store.scopeSegments(wide), index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest' })
+      const found = await store.backend.searchIndex({ segments, index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest' })
       expect(found.hits.map(hit => hit.message.seq)).toEqual(expected(word).slice(0, 50))
     }
+    // in one batch the lists share one walk of the newest rows, then probe on their own
+    const lists = ['heron', 'osprey', 'row'].map(word => ({ segments, index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true }) as const)
+    const batch = await store.backend.searchIndexes!(lists)
+    expect(batch.map(result => result.hits.map(hit => hit.message.seq))).toEqual(['heron', 'osprey', 'row'].map(word => expected(word).slice(0, 50)))
     const both = await store.search('heron osprey', { ...wide, limit: 5 })
     expect(both.hits[0]!.message.seq).toBe(0)
     await store.close()

@@ -104,7 +104,7 @@ type Start = 'walk' | 'probe' | 'direct'
  *   bucket's 65k rows, stopping as soon as `limit` are found. A sparse combination costs one cheap
  *   probe per bucket; no plan sorts every match of a common word.
  */
-function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk'): string {
+function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk', walk?: SharedWalk): string {
   // `+ 0`: the planner must not walk the id index backwards through other sessions' rows
   if (scoped) return `SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}`
   const probes = (edge: string): string => `
@@ -124,15 +124,58 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
     (${probes(newest)} WHERE NOT (SELECT whole FROM few))
     LIMIT ${limit}`
   }
-  const walk = params.param(RECENT_WALK)
+  if (walk !== undefined) {
+    // the batch's lists check the same newest rows: one walk for all of them (SharedWalk)
+    return `
+    (SELECT id FROM ${SharedWalk.RECENT} WHERE ${walk.hit(where)} ORDER BY id DESC)
+    UNION ALL
+    (${probes(`${SharedWalk.EDGE} edge`)} WHERE edge.n >= ${walk.size})
+    LIMIT ${limit}`
+  }
+  const size = params.param(RECENT_WALK)
   return `
     WITH recent AS MATERIALIZED (
-      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${walk}) m
+      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${size}) m
     ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM recent)
     (SELECT id FROM recent WHERE hit ORDER BY id DESC)
     UNION ALL
-    (${probes('edge')} WHERE edge.n >= ${walk})
+    (${probes('edge')} WHERE edge.n >= ${size})
     LIMIT ${limit}`
+}
+
+/**
+ * The recent-row walk of a batch (searchIndexes): the newest RECENT_WALK rows read once, each
+ * list's condition a column of it, instead of one walk over the same rows per list.
+ */
+class SharedWalk {
+  static readonly RECENT = 'walk_recent'
+  static readonly EDGE = 'walk_edge'
+  private readonly params: Params
+  private sizeParam: string | undefined
+  private readonly conditions: string[] = []
+
+  constructor(params: Params) {
+    this.params = params
+  }
+
+  /** The walk's length as a parameter (made on first use: an unused parameter has no type). */
+  get size(): string {
+    return this.sizeParam ??= this.params.param(RECENT_WALK)
+  }
+
+  /** The column telling whether a walked row matches `where`. */
+  hit(where: string): string {
+    this.conditions.push(where)
+    return `h${this.conditions.length - 1}`
+  }
+
+  /** The walk's CTEs (with a trailing comma), or nothing when no list walks. */
+  sql(): string {
+    if (this.conditions.length === 0) return ''
+    return `${SharedWalk.RECENT} AS MATERIALIZED (
+      SELECT m.id, ${this.conditions.map((where, index) => `(${where}) AS h${index}`).join(', ')} FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${this.size}) m
+    ), ${SharedWalk.EDGE} AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM ${SharedWalk.RECENT}),`
+  }
 }
 
 /**
@@ -218,12 +261,12 @@ function whereOf(query: IndexQuery, whole: boolean, params: Params): string | un
 }
 
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
-async function newestListSql(connection: PgConnection, query: IndexQuery, whole: boolean, params: Params): Promise<string | undefined> {
+async function newestListSql(connection: PgConnection, query: IndexQuery, whole: boolean, params: Params, walk?: SharedWalk): Promise<string | undefined> {
   const where = whereOf(query, whole, params)
   if (where === undefined) return undefined
   const limit = Math.max(1, Math.floor(query.limit))
   const scoped = scopedMatch(query.segments, whole)
-  return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))
+  return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit), walk)
 }
 
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
@@ -274,13 +317,14 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
 export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>, total: () => Promise<number>): Promise<IndexResult[]> {
   const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
   const params = new Params()
+  const walk = new SharedWalk(params)
   // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
-  const plans = await Promise.all(queries.map(async query => (batched(query) ? { sql: await newestListSql(connection, query, await whole(query), params) } : undefined)))
+  const plans = await Promise.all(queries.map(async query => (batched(query) ? { sql: await newestListSql(connection, query, await whole(query), params, walk) } : undefined)))
   const lists = plans.flatMap((plan, at) => (plan?.sql === undefined ? [] : [{ at, sql: plan.sql }]))
   const batch = async (): Promise<Map<number, IndexResult>> => {
     if (lists.length === 0) return new Map()
     const rows = await connection.search('search', `
-      WITH ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')},
+      WITH ${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')},
       picked AS (${lists.map((_, index) => `SELECT ${index} AS list, id FROM l${index}`).join(' UNION ALL ')}),
       wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
       SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`, params.values)
