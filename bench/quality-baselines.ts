@@ -5,7 +5,7 @@
  *   query terms from `analyzeQuery().words`), so it differs from ours only in ranking.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
-import { analyzeQuery, ftsString, indexViews } from '@dsh-shadow/store'
+import { analyzeQuery, coverageTerms, ftsString, indexViews } from '@dsh-shadow/store'
 
 export interface Window {
   readonly from: number
@@ -16,6 +16,7 @@ export class Bm25Baseline {
   private readonly db = new DatabaseSync(':memory:')
   private readonly insert: StatementSync
   private readonly query: StatementSync
+  private readonly count: StatementSync
   readonly analyzed: boolean
 
   constructor(analyzed: boolean) {
@@ -24,6 +25,20 @@ export class Bm25Baseline {
     this.db.exec(`CREATE VIRTUAL TABLE docs USING fts5(body, session UNINDEXED, seq UNINDEXED, time UNINDEXED${tokenizer})`)
     this.insert = this.db.prepare('INSERT INTO docs(body, session, seq, time) VALUES (?, ?, ?, ?)')
     this.query = this.db.prepare('SELECT seq FROM docs WHERE docs MATCH ? AND session = ? AND time >= ? AND time <= ? ORDER BY bm25(docs) LIMIT ?')
+    this.count = this.db.prepare('SELECT count(*) AS n FROM docs WHERE docs MATCH ? AND session = ?')
+  }
+
+  /**
+   * How many messages of the session hold any of the query's topic words (stopwords left out, as
+   * the search's own lists do), and how many hold its rarest one that some message holds (0: none
+   * does). Our analyzer only.
+   */
+  matches(text: string, sessionId: string): { any: number; rarest: number } {
+    const words = analyzeQuery(text).words.filter(word => coverageTerms([word]).length > 0)
+    const count = (match: string): number => Number((this.count.get(match, sessionId) as { n: number }).n)
+    if (!this.analyzed || words.length === 0) return { any: 0, rarest: 0 }
+    const each = words.map(word => count(ftsString(word))).filter(n => n > 0)
+    return { any: count(words.map(ftsString).join(' OR ')), rarest: each.length === 0 ? 0 : Math.min(...each) }
   }
 
   add(messages: ReadonlyArray<{ sessionId: string; seq: number; time: number; text: string }>): void {

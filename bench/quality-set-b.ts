@@ -8,6 +8,7 @@
  * Never tuned on: ranking changes are judged on the dev set; this set is only reported.
  */
 import type { ShadowMessageInput } from '@dsh-shadow/store'
+import type { FillerMessage } from './quality-set.ts'
 
 // 'same-language': control questions of the cross-lingual slice (bench/quality-set-x.ts)
 export type TestCategory = 'exact' | 'tool-output' | 'zh' | 'cross-lingual' | 'temporal' | 'superseded' | 'multi-hop' | 'never-said' | 'same-language'
@@ -30,6 +31,8 @@ export interface TestQuestion {
 export interface TestSession {
   readonly sessionId: string
   readonly messages: readonly ShadowMessageInput[]
+  /** Names its never-said questions ask about: no message of the session holds them. */
+  readonly absent?: readonly string[]
 }
 
 type Rng = () => number
@@ -269,10 +272,27 @@ function buildSession(v: Vocabulary, seed: number): { session: TestSession; ques
   // labels: the thing a never-said question names must really be absent
   const all = messages.map(message => message.text.toLowerCase()).join('\n')
   for (const term of v.never) {
-    const name = term.split(/\s+/)[0]!.toLowerCase()
+    const name = neverName(term)
     if (all.includes(name)) throw new Error(`${v.id}: never-said ${name} occurs in the session`)
   }
-  return { session: { sessionId, messages }, questions }
+  return { session: { sessionId, messages, absent: v.never.map(neverName) }, questions }
+}
+
+/** The name a never-said question is about, which must be absent from the session. */
+function neverName(term: string): string {
+  return term.split(/\s+/)[0]!.toLowerCase()
+}
+
+/**
+ * More filler turns of a test session's project, from a stream of their own (the session itself
+ * is unchanged): its requests, commands, log lines and replies, no planted fact. For bench:quality's
+ * many-match slice.
+ */
+export function testFillerTurns(sessionId: string, seed: number, count: number): FillerMessage[][] {
+  const vocabulary = PROJECTS.find(project => `test-${project.id}` === sessionId)
+  if (vocabulary === undefined) throw new Error(`no project for session ${sessionId}`)
+  const r = rng(seed)
+  return Array.from({ length: count }, () => fillerTurn(r, vocabulary).map(draft => ({ role: draft.role, text: draft.text, ...(draft.tool === undefined ? {} : { toolName: draft.tool }) })))
 }
 
 export function testSet(seed = 7_340_021): { sessions: TestSession[]; questions: TestQuestion[] } {

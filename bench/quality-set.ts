@@ -57,6 +57,8 @@ export interface QualitySession {
   readonly sessionId: string
   readonly language: 'en' | 'zh'
   readonly messages: readonly ShadowMessageInput[]
+  /** The planted facts' answer strings (each occurs in its own message only). */
+  readonly answers: readonly string[]
 }
 
 export interface QualitySet {
@@ -403,7 +405,7 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
-function occurs(text: string, answer: string): boolean {
+export function occurs(text: string, answer: string): boolean {
   const head = /^[A-Za-z0-9]/.test(answer) ? '(?<![A-Za-z0-9])' : ''
   const tail = /[A-Za-z0-9]$/.test(answer) ? '(?![A-Za-z0-9])' : ''
   return new RegExp(`${head}${escapeRegExp(answer)}${tail}`).test(text)
@@ -499,7 +501,7 @@ function buildSession(p: Project, seed: number): { session: QualitySession; ques
       relevant,
     }
   })
-  return { session: { sessionId, language: p.language, messages }, questions }
+  return { session: { sessionId, language: p.language, messages, answers: p.facts.map(fact => fact.answer) }, questions }
 }
 
 // ---- project: ledger (English, TypeScript payments service) -----------------------------------------
@@ -1148,6 +1150,26 @@ const MINIPROGRAM: Project = {
 }
 
 const PROJECTS: readonly Project[] = [LEDGER, STREAMLINE, STOREFRONT, INVENTORY, RECSYS, MINIPROGRAM]
+
+/** A background turn: messages of one filler turn (a request, tool steps, an answer). */
+export interface FillerMessage {
+  readonly role: 'user' | 'assistant' | 'tool'
+  readonly text: string
+  readonly toolName?: string
+}
+
+/**
+ * More filler turns of a session's project, from a stream of their own (the session itself is
+ * unchanged): the same topics, files, functions and errors, without the planted facts or the
+ * once-said topic lines. For bench:quality's many-match slice.
+ */
+export function fillerTurns(sessionId: string, seed: number, count: number): FillerMessage[][] {
+  const project = PROJECTS.find(candidate => `quality-${candidate.id}` === sessionId)
+  if (project === undefined) throw new Error(`no project for session ${sessionId}`)
+  const r = mulberry32(seed)
+  unusedNoise.set(project, [])
+  return Array.from({ length: count }, () => fillerTurn(r, project).map(draft => ({ role: draft.role as FillerMessage['role'], text: draft.text, ...(draft.toolName === undefined ? {} : { toolName: draft.toolName }) })))
+}
 
 /** The whole labeled set; the same seed always gives the same sessions and labels. */
 export function qualitySet(seed = 20261101): QualitySet {

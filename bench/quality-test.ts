@@ -29,6 +29,7 @@ interface Row {
   readonly ranked: Record<string, number[]>
   readonly explicit: boolean
   readonly warned: boolean
+  readonly matches: { any: number; rarest: number; ranked: number }
 }
 
 function found(ranked: readonly number[], question: TestQuestion): boolean {
@@ -50,6 +51,8 @@ export interface TestFigures {
   readonly newestFirst: string
   readonly neverExplicit: string
   readonly falseAbsent: string
+  /** Per answerable question: messages holding a query word, holding its rarest word, and units ours ranked. */
+  readonly matches: ReadonlyArray<{ any: number; rarest: number; ranked: number }>
 }
 
 export async function runTestSet(dir: string): Promise<TestFigures> {
@@ -69,7 +72,7 @@ export async function runCrossLingualSlice(dir: string): Promise<TestFigures> {
   return figures
 }
 
-async function runSet(dir: string, set: { sessions: readonly TestSession[]; questions: readonly TestQuestion[] }, file: string, label: string): Promise<TestFigures> {
+export async function runSet(dir: string, set: { sessions: readonly TestSession[]; questions: readonly TestQuestion[] }, file: string, label: string): Promise<TestFigures> {
   const store = await ShadowStore.open(join(dir, `${file}.db`))
   const plain = new Bm25Baseline(false)
   const same = new Bm25Baseline(true)
@@ -93,6 +96,7 @@ async function runSet(dir: string, set: { sessions: readonly TestSession[]; ques
       ranked: { ours, 'bm25-ours': same.rank(words, question.sessionId, 10, window), bm25: plain.rank(words, question.sessionId, 10, window) },
       explicit: saysNotDiscussed(result),
       warned: noHitHasDistinctive(result),
+      matches: { ...same.matches(words, question.sessionId), ranked: result.coverage.matched },
     })
   }
   await store.close()
@@ -115,5 +119,5 @@ async function runSet(dir: string, set: { sessions: readonly TestSession[]; ques
   const falseAbsent = `${answerable.filter(row => row.warned).length}/${answerable.length}`
   const wrongly = `on answerable questions it wrongly warns "no hit contains …" in ${falseAbsent}`
   console.log(never.length > 0 ? `never-said: ours says explicitly that nothing (or no hit) matches in ${explicit} (baselines have no such signal); ${wrongly}` : `ours ${wrongly}`)
-  return { recall5: Object.fromEntries(rankers.map(ranker => [ranker, rate(answerable, ranker)])), newestFirst: newest('ours'), neverExplicit: explicit, falseAbsent }
+  return { recall5: Object.fromEntries(rankers.map(ranker => [ranker, rate(answerable, ranker)])), newestFirst: newest('ours'), neverExplicit: explicit, falseAbsent, matches: answerable.map(row => row.matches) }
 }

@@ -36,10 +36,11 @@ import { DatabaseSync } from 'node:sqlite'
 import { ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
 import { Bm25Baseline } from './quality-baselines.ts'
 import { qualitySet, type QualityQuestion } from './quality-set.ts'
+import { runManyDev, runManyTest } from './quality-many-run.ts'
 import { runCrossLingualSlice, runTestSet } from './quality-test.ts'
 import { printTable, result } from './report.ts'
+import { K, rankedSeqs, score, type Scores } from './quality-score.ts'
 
-const K = 10
 const details = process.env['QUALITY_DETAILS'] === '1'
 const started = performance.now()
 
@@ -58,10 +59,7 @@ type Ranker = (question: QualityQuestion) => Promise<number[]> | number[]
 
 const ours: Ranker = async question => {
   try {
-    const found = await store.search(question.query, { sessionId: question.sessionId, limit: K })
-    // A tool result hit carries its call (one unit, shown together): it answers for either message.
-    // A question answered by a short reply ranks as one unit with it, shown together.
-    return found.hits.map(hit => [hit.call?.seq, hit.question?.seq].find(seq => seq !== undefined && question.relevant.includes(seq)) ?? hit.message.seq)
+    return rankedSeqs(await store.search(question.query, { sessionId: question.sessionId, limit: K }), question.relevant)
   } catch {
     return []
   }
@@ -124,28 +122,6 @@ const RANKERS: ReadonlyArray<{ name: string; run: Ranker }> = [
 ]
 
 // ---- metrics ----------------------------------------------------------------------------------------
-
-interface Scores {
-  r1: number
-  r5: number
-  r10: number
-  ndcg: number
-  /** 1-based rank of the first relevant message in the top K, or 0. */
-  rank: number
-}
-
-function score(ranked: readonly number[], relevant: readonly number[]): Scores {
-  const wanted = new Set(relevant)
-  const first = ranked.findIndex(seq => wanted.has(seq))
-  let dcg = 0
-  ranked.slice(0, K).forEach((seq, index) => {
-    if (wanted.has(seq)) dcg += 1 / Math.log2(index + 2)
-  })
-  let ideal = 0
-  for (let index = 0; index < Math.min(K, wanted.size); index += 1) ideal += 1 / Math.log2(index + 2)
-  const hit = (k: number): number => (first !== -1 && first < k ? 1 : 0)
-  return { r1: hit(1), r5: hit(5), r10: hit(10), ndcg: dcg / ideal, rank: first + 1 }
-}
 
 const results = new Map<string, Array<{ question: QualityQuestion; ranked: number[]; scores: Scores }>>()
 const timings = new Map<string, number>()
@@ -225,6 +201,8 @@ if (details) {
 await store.close()
 const test = await runTestSet(dir)
 const cross = await runCrossLingualSlice(dir)
+const manyDev = await runManyDev(dir, set)
+const manyTest = await runManyTest(dir, set.sessions.length)
 rmSync(dir, { recursive: true, force: true })
 console.log(`\nwall time ${((performance.now() - started) / 1000).toFixed(1)} s. "literal" in RESULT is upstream's whole-query substring scan, newest first.`)
 const r5 = (name: string): string => aggregate(name, () => true).r5.toFixed(3)
@@ -240,4 +218,11 @@ result('quality', {
   never_said_explicit: test.neverExplicit,
   cross_lingual_slice_recall5: cross.recall5['ours']!.toFixed(3),
   cross_lingual_slice_bm25_same_analyzer_recall5: cross.recall5['bm25-ours']!.toFixed(3),
+  many_recall5: manyDev.ours.r5.toFixed(3),
+  many_bm25_same_analyzer_recall5: manyDev.bm25Ours.toFixed(3),
+  test_many_recall5: manyTest.recall5['ours']!.toFixed(3),
+  test_many_superseded_newest_first: manyTest.newestFirst,
+  many_matches_median: manyDev.matches.anyMedian,
+  many_rarest_matches_median: manyDev.matches.rarestMedian,
+  test_many_matches_median: manyTest.matchFigures.anyMedian,
 })

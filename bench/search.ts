@@ -27,12 +27,15 @@
  * BENCH_REPS (timed runs per query, default 7; the scan gets 5; a query whose runs pass 6 s stops
  * at 3). A third scan column lowercases every text per query, as a tool scanning the log would (the
  * naive or grep-like scan; three runs, median); RESULT's speedup_1m_grep is the worst class against it.
+ * "JS only" times the same search over a backend that replays every answer from memory: the
+ * orchestration's own cost, the floor under any index (RESULT: session_floor_speedup_1m, the most the
+ * session class could gain over its scan with free index answers, and js_floor_max_1m_ms).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { ShadowStore, SqliteBackend, type SearchHit, type SearchOptions, type ShadowMessage, type ShadowMessageInput } from '@dsh-shadow/store'
+import { ShadowStore, SqliteBackend, type SearchHit, type SearchOptions, type ShadowBackend, type ShadowMessage, type ShadowMessageInput } from '@dsh-shadow/store'
 import { CLASSES, Generator, NEEDLES, SESSION_SIZE, sessionId } from './corpus.ts'
 import { median, printTable, result } from './report.ts'
 
@@ -165,7 +168,28 @@ function messagesOf(hit: SearchHit): ShadowMessage[] {
   return hit.call === undefined ? [hit.message] : [hit.message, hit.call]
 }
 
-interface Measure { ours: number[]; scan: number[]; naive: number[] }
+interface Measure { ours: number[]; scan: number[]; naive: number[]; js: number[] }
+
+/**
+ * The same store over a backend that answers every call it was asked before from memory (the
+ * same objects): a search of it costs only the orchestration in JavaScript (scans, fusion,
+ * pairing, ranking, passages), the floor no index or backend can go below.
+ */
+function replaying(backend: ShadowBackend): ShadowStore {
+  const answers = new Map<string, unknown>()
+  const memo = new Proxy(backend, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name)
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        const key = `${String(name)}${JSON.stringify(args)}`
+        if (!answers.has(key)) answers.set(key, (value as (...args: unknown[]) => unknown).apply(target, args))
+        return answers.get(key)
+      }
+    },
+  })
+  return new ShadowStore(memo)
+}
 const perClass = new Map<string, Map<number, Measure>>() // class -> size -> samples
 const detail = new Map<number, Array<readonly unknown[]>>()
 let needleChecks = 0
@@ -175,7 +199,7 @@ for (const size of SIZES) {
   const store = stores.get(size)!
   const rows: Array<readonly unknown[]> = []
   for (const cls of CLASSES) {
-    const samples: Measure = { ours: [], scan: [], naive: [] }
+    const samples: Measure = { ours: [], scan: [], naive: [], js: [] }
     const options: SearchOptions = cls.session ? { sessionId: sessionId(0), limit: LIMIT } : { sessionId: sessionId(0), allSessions: true, limit: LIMIT }
     const [from, to] = cls.session ? [0, Math.min(SESSION_SIZE, size)] : [0, size]
     for (const query of cls.queries) {
@@ -205,6 +229,16 @@ for (const size of SIZES) {
         naiveScan(query, from, to)
         naives.push(performance.now() - naiveBegin)
       }
+      // the orchestration alone: backend answers replayed from memory (after one run that records them)
+      const replay = replaying(store.backend)
+      await replay.search(query, options)
+      const js: number[] = []
+      for (let run = 0; run < REPS; run += 1) {
+        const begin = performance.now()
+        await replay.search(query, options)
+        js.push(performance.now() - begin)
+      }
+      samples.js.push(...js)
       const naive = median(naives)
       samples.naive.push(...naives)
       samples.ours.push(...ours)
@@ -220,7 +254,7 @@ for (const size of SIZES) {
       }
       const pieces = query.toLowerCase().split(/\s+/)
       const literalHits = last.hits.filter(hit => messagesOf(hit).some(message => pieces.every(piece => message.text.toLowerCase().includes(piece)))).length
-      rows.push([cls.name, query, `${literal.matches} (${(100 * literal.matches / (to - from)).toFixed(2)}%)`, last.coverage.matched, `${literalHits}/${last.hits.length}`, median(ours), median(scans), naive, median(scans) / median(ours)])
+      rows.push([cls.name, query, `${literal.matches} (${(100 * literal.matches / (to - from)).toFixed(2)}%)`, last.coverage.matched, `${literalHits}/${last.hits.length}`, median(ours), median(js), median(scans), naive, median(scans) / median(ours)])
     }
     const bySize = perClass.get(cls.name) ?? new Map<number, Measure>()
     bySize.set(size, samples)
@@ -228,7 +262,7 @@ for (const size of SIZES) {
   }
   detail.set(size, rows)
   printTable(`queries at ${size} messages (p50 ms; scan = in-memory literal scan of ${size} messages, session class: of its ${Math.min(SESSION_SIZE, size)})`,
-    ['class', 'query', 'scan matches', 'ours matched', 'ours literal hits', 'ours p50', 'scan p50', 'naive scan', 'speedup'], rows)
+    ['class', 'query', 'scan matches', 'ours matched', 'ours literal hits', 'ours p50', 'ours JS only', 'scan p50', 'naive scan', 'speedup'], rows)
 }
 
 // ---- summary --------------------------------------------------------------------------------------
@@ -245,7 +279,7 @@ for (const cls of CLASSES) {
   for (const size of SIZES) {
     const m = bySize.get(size)!
     row.push(median(m.ours), median(m.scan), `${(median(m.scan) / median(m.ours)).toFixed(1)}x`)
-    if (size === large) row.push(`${(median(m.naive) / median(m.ours)).toFixed(1)}x`)
+    if (size === large) row.push(`${(median(m.naive) / median(m.ours)).toFixed(1)}x`, median(m.js))
   }
   const growth = median(bySize.get(large)!.ours) / median(bySize.get(small)!.ours)
   const speedup = median(bySize.get(large)!.scan) / median(bySize.get(large)!.ours)
@@ -257,7 +291,7 @@ for (const cls of CLASSES) {
 }
 const sizeLabel = (size: number): string => (size >= 1_000_000 ? `${size / 1_000_000}M` : size >= 1000 ? `${size / 1000}k` : String(size))
 printTable('per class (p50 ms over all runs of the class\'s queries)',
-  ['class', ...SIZES.flatMap(size => [`ours ${sizeLabel(size)}`, `scan ${sizeLabel(size)}`, `speedup ${sizeLabel(size)}`, ...(size === large ? [`vs naive ${sizeLabel(size)}`] : [])]), `growth ${sizeLabel(large)}/${sizeLabel(small)}`], summary)
+  ['class', ...SIZES.flatMap(size => [`ours ${sizeLabel(size)}`, `scan ${sizeLabel(size)}`, `speedup ${sizeLabel(size)}`, ...(size === large ? [`vs naive ${sizeLabel(size)}`, `JS only ${sizeLabel(size)}`] : [])]), `growth ${sizeLabel(large)}/${sizeLabel(small)}`], summary)
 
 const geomean = (values: readonly number[]): number => Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length)
 const storeWide = speedups.filter(entry => !entry.session)
@@ -286,8 +320,13 @@ console.log(`conditions: Node ${process.versions.node}, SQLite ${sqliteVersion},
 // Issue 14 targets: the session class >= 10x a scan of that session, every class p50 <= 2 ms, file <= 2x text (largest size).
 const sessionSpeedup = speedups.find(entry => entry.session)!.value
 const p50Max = CLASSES.map(cls => ({ name: cls.name, value: median(perClass.get(cls.name)!.get(large)!.ours) })).reduce((a, b) => (b.value > a.value ? b : a))
+const sessionClass = CLASSES.find(cls => cls.session)!
+const sessionJs = median(perClass.get(sessionClass.name)!.get(large)!.js)
+const jsMax = CLASSES.map(cls => ({ name: cls.name, value: median(perClass.get(cls.name)!.get(large)!.js) })).reduce((a, b) => (b.value > a.value ? b : a))
+console.log(`floor at ${sizeLabel(large)} (every backend answer replayed from memory, the orchestration in JavaScript alone): session class ${sessionJs.toFixed(2)} ms = ${(median(perClass.get(sessionClass.name)!.get(large)!.scan) / sessionJs).toFixed(1)}x its session scan at most; slowest class ${jsMax.name} ${jsMax.value.toFixed(2)} ms`)
 console.log(`issue 14 at ${sizeLabel(large)}: session class ${sessionSpeedup.toFixed(1)}x its session scan (target >= 10x); slowest class p50 ${p50Max.name} ${p50Max.value.toFixed(2)} ms (target <= 2 ms); file/text ${bytesRatio.get(large)!.toFixed(2)} (target <= 2)`)
 result('search', {
   speedup_1m: worstSpeedup.value.toFixed(1), speedup_1m_grep: worstGrep.value.toFixed(1), growth_1m_10k: worstGrowth.value.toFixed(2),
   session_speedup_1m: sessionSpeedup.toFixed(1), p50_max_1m_ms: p50Max.value.toFixed(2), bytes_ratio: bytesRatio.get(large)!.toFixed(2),
+  session_floor_speedup_1m: (median(perClass.get(sessionClass.name)!.get(large)!.scan) / sessionJs).toFixed(1), js_floor_max_1m_ms: jsMax.value.toFixed(2),
 })

@@ -177,6 +177,14 @@ export interface ShadowBackend {
    * the search asks `searchIndex` per list without it. SQLite reads the rows of all lists once.
    */
   searchIndexes?(queries: readonly IndexQuery[]): Awaitable<IndexResult[]>
+  /**
+   * The row ids of each list (words index, newest first, light), exactly the rows `searchIndex`
+   * would return for it, not read. Optional, with `candidateRows`: without them the search reads
+   * those lists' rows (the same candidates, more reading).
+   */
+  listIds?(queries: readonly IndexQuery[]): Awaitable<number[][]>
+  /** Light rows (as a light list reads them) of ids from `listIds`, one per id; `undefined` for one no longer stored. */
+  candidateRows?(ids: readonly number[]): Awaitable<Array<ShadowMessage | undefined>>
   /** Per term (same order): how many messages in scope contain it, counted up to `cap`. */
   documentFrequencies(query: FrequencyQuery): Awaitable<number[]>
   retentionUsage(): Awaitable<RetentionUsage[]>

@@ -1,11 +1,12 @@
 /**
  * Issue 14 fast path: a backend answers a search's candidate lists in one call (searchIndexes:
  * SQLite reads the words lists as ids, then their rows once; PostgreSQL runs every light
- * newest-first list in one statement). The search must return exactly what it returns when every
- * list is asked for on its own: same hits in the same order, same snippets, same term report, on
- * a varied corpus (tool calls and results, questions and short replies, CJK, a fork) under every
- * kind of option. On PostgreSQL, reads by key asked at once are one statement too (reads.ts):
- * the lists and rows must be those of one call each.
+ * newest-first list in one statement), and gives the words lists as ids only (listIds,
+ * candidateRows: only the chosen candidates are read). The search must return exactly what it
+ * returns when every list's rows are asked for on its own: same hits in the same order, same
+ * snippets, same term report, on a varied corpus (tool calls and results, questions and short
+ * replies, CJK, a fork) under every kind of option. On PostgreSQL, reads by key asked at once are
+ * one statement too (reads.ts): the lists and rows must be those of one call each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PostgresBackend, ShadowStore, type IndexQuery, type SearchOptions, type ShadowMessageInput } from '../src/index.ts'
@@ -54,7 +55,7 @@ function corpus(): ShadowMessageInput[] {
 
 const QUERIES = ['connection pool exhausted', 'db/pool', 'pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库迁移', '连接池', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease']
 
-describe.each(TARGETS)('batched candidate lists (searchIndexes) on $name', target => {
+describe.each(TARGETS)('batched candidate lists (searchIndexes, listIds) on $name', target => {
   let store: ShadowStore
   let batches = 0
   beforeAll(async () => {
@@ -66,11 +67,13 @@ describe.each(TARGETS)('batched candidate lists (searchIndexes) on $name', targe
     await store.registerSession({ sessionId: 'bf', parentSessionId: 'bq', forkSeq: 90 })
     await store.append(rows.filter(row => row.sessionId === 'bq' && row.seq > 100).map(row => ({ ...row, sessionId: 'bf', seq: row.seq - 10 })))
     await store.append(rows.filter(row => row.sessionId === 'br' && row.seq > 120))
-    const backend = store.backend as { searchIndexes?: (...args: never[]) => unknown }
-    const batched = backend.searchIndexes!.bind(backend)
-    backend.searchIndexes = (...args: never[]) => {
-      batches += 1
-      return batched(...args)
+    const backend = store.backend as { searchIndexes?: (...args: never[]) => unknown; listIds?: (...args: never[]) => unknown }
+    for (const name of ['searchIndexes', 'listIds'] as const) {
+      const batched = backend[name]!.bind(backend)
+      backend[name] = (...args: never[]) => {
+        batches += 1
+        return batched(...args)
+      }
     }
   })
   afterAll(async () => {
@@ -134,6 +137,12 @@ describe.each(TARGETS)('batched candidate lists (searchIndexes) on $name', targe
     expect(together.filter(result => result.hits.length > 0).length).toBeGreaterThanOrEqual(7)
     const held = together.flatMap(result => [...new Set(result.hits.map(hit => hit.message.shadowId))])
     expect(new Set(held).size).toBeLessThan(held.length)
+    // as ids, then rows by id: the same light rows in the same order
+    const words = queries.filter(query => query.index === 'words' && query.order === 'newest' && query.light === true)
+    const ids = await backend.listIds!(words)
+    const rows = await Promise.all(ids.map(list => backend.candidateRows!(list)))
+    expect(rows).toEqual(await Promise.all(words.map(async query => (await backend.searchIndex(query)).hits.map(hit => hit.message))))
+    expect(ids.flat().length).toBeGreaterThan(20)
   })
 
   it.runIf(target.name === 'postgres')('reads asked at once are one statement with the rows one read each gives', async () => {
@@ -160,14 +169,16 @@ describe.each(TARGETS)('batched candidate lists (searchIndexes) on $name', targe
   })
 })
 
-/** Run with the backend's batch hidden: the search asks for each list on its own. */
+/** Run with the backend's batch and id lists hidden: the search reads each list's rows on its own, as PostgreSQL does. */
 async function withoutBatch<T>(store: ShadowStore, run: () => Promise<T>): Promise<T> {
-  const backend = store.backend as { searchIndexes?: unknown }
-  const batch = backend.searchIndexes
+  const backend = store.backend as Record<'searchIndexes' | 'listIds' | 'candidateRows', unknown>
+  const hidden = { searchIndexes: backend.searchIndexes, listIds: backend.listIds, candidateRows: backend.candidateRows }
   backend.searchIndexes = undefined
+  backend.listIds = undefined
+  backend.candidateRows = undefined
   try {
     return await run()
   } finally {
-    backend.searchIndexes = batch
+    Object.assign(backend, hidden)
   }
 }

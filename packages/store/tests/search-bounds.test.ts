@@ -33,6 +33,13 @@ async function countingBackend(path: string): Promise<{ backend: SqliteBackend; 
     for (const hit of results.flatMap(result => result.hits)) chars += hit.message.text.length
     return results
   }
+  // the words lists' chosen candidates (listIds, then their rows by id) too
+  const byId = backend.candidateRows.bind(backend)
+  backend.candidateRows = (ids: readonly number[]) => {
+    const rows = byId(ids)
+    for (const row of rows) chars += row?.text.length ?? 0
+    return rows
+  }
   return { backend, chars: () => chars, reset: () => { chars = 0 } }
 }
 

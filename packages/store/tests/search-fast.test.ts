@@ -43,6 +43,22 @@ function generatedText(next: () => number): string {
   return parts.join('')
 }
 
+/** Scans a text for 1-4 ASCII query terms both ways, expects the same scan; whether it found any term. */
+function sameAsExhaustive(body: string, next: () => number): boolean {
+  const terms = coverageTerms(Array.from({ length: 1 + Math.floor(next() * 4) }, () => word(next).replace(/[^\p{L}\p{N}]/gu, '').toLowerCase()).filter(term => /^[a-z0-9]+$/.test(term)))
+  const fast = scanTerms(body, terms)
+  expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))
+  return fast.covered.some(Boolean)
+}
+
+/** A random code point of one of the blocks (each block equally likely). */
+function pointsOf(blocks: ReadonlyArray<readonly [number, number]>, next: () => number): () => string {
+  return () => {
+    const [from, to] = blocks[Math.floor(next() * blocks.length)]!
+    return String.fromCodePoint(from + Math.floor(next() * (to - from + 1)))
+  }
+}
+
 describe('fast ASCII scan', () => {
   it('finds exactly what the exhaustive token walk finds, on 3,000 generated texts', () => {
     const next = random(14)
@@ -64,7 +80,7 @@ describe('fast ASCII scan', () => {
     // non-ASCII next to ASCII words: separators (→ … ·), letters that join a token (é, a combining
     // mark, Greek, CJK, full-width, the Kelvin sign that lowercases to k), digits (²), and İ, whose
     // lowercase is longer (the fast scan must step aside)
-    const NEAR = ['→', '…', '·', ' — ', 'é', '\u0301', 'λ', '连接', 'ｐｏｏｌ', '\u212a', '²', 'İ', 'ü', '\u00a0', '']
+    const NEAR = ['→', '…', '·', ' — ', 'é', '\u0301', 'λ', '连接', 'ｐｏｏｌ', '\u212a', '²', 'İ', 'ü', '\u00a0', '', '𝐀', '\u{10400}', 'ア', '한', '〇', '⺀', '数\u0301', '\u{20000}', '٣', 'ー', '゛', 'ﬀ', 'וּ', 'ゲ', '⾷']
     const next = random(41)
     let covered = 0
     for (let index = 0; index < 3_000; index += 1) {
@@ -75,13 +91,56 @@ describe('fast ASCII scan', () => {
         const roll = next()
         parts.push(roll < 0.3 ? near + word(next) : roll < 0.6 ? word(next) + near : word(next), GLUE[Math.floor(next() * GLUE.length)]!)
       }
+      if (sameAsExhaustive(parts.join(''), next)) covered += 1
+    }
+    expect(covered).toBeGreaterThan(500)
+  })
+
+  it('finds exactly what the exhaustive token walk finds in texts of random code points around the terms', () => {
+    // letters, marks and digits of many scripts (astral ones too), CJK, separators and lone
+    // surrogates, glued to ASCII words: every piece boundary the fast scan walks is one the token walk cuts
+    const RANGES: Array<[number, number]> = [[0x20, 0x7e], [0xa0, 0x24f], [0x300, 0x36f], [0x370, 0x3ff], [0x400, 0x4ff], [0x660, 0x669], [0x2000, 0x206f], [0x2e80, 0x2eff], [0x3000, 0x30ff], [0x4e00, 0x4e3f], [0xac00, 0xac3f], [0xd800, 0xdfff], [0xff00, 0xff5e], [0x10400, 0x1044f], [0x1d400, 0x1d4ff], [0x20000, 0x2003f]]
+    const next = random(77)
+    const char = pointsOf(RANGES, next)
+    let covered = 0
+    for (let index = 0; index < 3_000; index += 1) {
+      const parts: string[] = []
+      const length = 1 + Math.floor(next() * 30)
+      for (let at = 0; at < length; at += 1) {
+        const noise = Array.from({ length: Math.floor(next() * 3) }, char).join('')
+        const roll = next()
+        parts.push(roll < 0.4 ? noise + word(next) : roll < 0.8 ? word(next) + noise : noise)
+      }
+      if (sameAsExhaustive(parts.join(''), next)) covered += 1
+    }
+    expect(covered).toBeGreaterThan(150)
+  })
+
+  it('finds exactly what the exhaustive token walk finds around ligatures, folded letters and symbols of many blocks', () => {
+    // words a fold changes (café, ﬁle, ẞ, ǅ) or a camelCase part starts, in noise from letter,
+    // mark, symbol and surrogate blocks (kana marks of Common script, Kangxi radicals, emoji, tags)
+    const WORDS = ['pool', 'Pooling', 'connect', 'connéction', 'getPoolName', 'db', 'DB', 'retry', 'retries', 'happy', 'ay', 'HTTPServer', 'x1', '42', 'idempotent', 'café', 'naïve', 'ﬁle', 'ǅ', 'ẞ']
+    const BLOCKS: Array<[number, number]> = [[0x20, 0x7e], [0xa0, 0x24f], [0x300, 0x36f], [0x370, 0x3ff], [0x1e00, 0x1eff], [0x2000, 0x2bff], [0x2e80, 0x2fff], [0x3000, 0x30ff], [0x4e00, 0x4e3f], [0xac00, 0xac3f], [0xd800, 0xdfff], [0xfb00, 0xfb4f], [0xff00, 0xffef], [0x10400, 0x1044f], [0x1d400, 0x1d7ff], [0x20000, 0x2003f], [0x1f600, 0x1f64f], [0xe0000, 0xe007f]]
+    const QUERY = ['pool', 'connect', 'db', 'retry', 'happy', 'x1', 'name', 'server', 'file', 'cafe']
+    const next = random(2026)
+    const char = pointsOf(BLOCKS, next)
+    let covered = 0
+    for (let index = 0; index < 20_000; index += 1) {
+      const parts: string[] = []
+      for (let at = 0, length = 1 + Math.floor(next() * 20); at < length; at += 1) {
+        const word = WORDS[Math.floor(next() * WORDS.length)]!
+        const noise = Array.from({ length: Math.floor(next() * 3) }, char).join('')
+        const roll = next()
+        parts.push(roll < 0.3 ? noise + word : roll < 0.6 ? word + noise : roll < 0.8 ? noise + word + noise : noise)
+      }
       const body = parts.join('')
-      const terms = coverageTerms(Array.from({ length: 1 + Math.floor(next() * 4) }, () => word(next).replace(/[^\p{L}\p{N}]/gu, '').toLowerCase()).filter(term => /^[a-z0-9]+$/.test(term)))
+      const terms = coverageTerms(QUERY.filter(() => next() < 0.4))
+      if (terms.length === 0) continue
       const fast = scanTerms(body, terms)
       expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))
       if (fast.covered.some(Boolean)) covered += 1
     }
-    expect(covered).toBeGreaterThan(500)
+    expect(covered).toBeGreaterThan(4_000)
   })
 
   it('keeps the position cap and the linear bound on a long token', () => {

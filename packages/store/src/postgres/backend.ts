@@ -13,7 +13,7 @@ import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reind
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
-import { documentFrequencies, searchIndex, searchIndexes } from './search.ts'
+import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
 import { appendRows, forgetRows, recountSession } from './writes.ts'
 
 /** How long a measured store size is trusted (maxBytes). */
@@ -290,6 +290,15 @@ export class PostgresBackend implements ShadowBackend {
   /** Every light newest-first list in one statement (search.ts searchIndexes). */
   async searchIndexes(queries: readonly IndexQuery[]): Promise<IndexResult[]> {
     return searchIndexes(this.connection, queries, query => this.wholeStore(query.segments), () => this.messageTotal())
+  }
+
+  /** The ids of newest-first lists, in one statement (search.ts listIds). */
+  async listIds(queries: readonly IndexQuery[]): Promise<number[][]> {
+    return listIds(this.connection, queries, query => this.wholeStore(query.segments))
+  }
+
+  async candidateRows(ids: readonly number[]): Promise<Array<ShadowMessage | undefined>> {
+    return candidateRows(this.connection, ids)
   }
 
   async documentFrequencies(query: FrequencyQuery): Promise<number[]> {

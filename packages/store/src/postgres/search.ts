@@ -10,6 +10,7 @@
  * only chooses which candidates the ranked list brings.
  */
 import type { FrequencyQuery, IndexHit, IndexQuery, IndexResult } from '../backend.ts'
+import type { ShadowMessage } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
@@ -316,15 +317,11 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
  */
 export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>, total: () => Promise<number>): Promise<IndexResult[]> {
   const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
-  const params = new Params()
-  const walk = new SharedWalk(params)
-  // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
-  const plans = await Promise.all(queries.map(async query => (batched(query) ? { sql: await newestListSql(connection, query, await whole(query), params, walk) } : undefined)))
-  const lists = plans.flatMap((plan, at) => (plan?.sql === undefined ? [] : [{ at, sql: plan.sql }]))
   const batch = async (): Promise<Map<number, IndexResult>> => {
+    const { lists, ctes, params } = await listsSql(connection, queries, batched, whole)
     if (lists.length === 0) return new Map()
     const rows = await connection.search('search', `
-      WITH ${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')},
+      WITH ${ctes},
       picked AS (${lists.map((_, index) => `SELECT ${index} AS list, id FROM l${index}`).join(' UNION ALL ')}),
       wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
       SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`, params.values)
@@ -344,6 +341,45 @@ export async function searchIndexes(connection: PgConnection, queries: readonly 
     Promise.all(queries.map(async query => (batched(query) ? undefined : searchIndex(connection, query, await whole(query), total)))),
   ])
   return queries.map((_, at) => others[at] ?? answers.get(at) ?? { hits: [], windowed: false })
+}
+
+/**
+ * The ids of newest-first lists (ShadowBackend.listIds), newest first, in one statement: the
+ * same lists searchIndexes runs, without reading their rows (the search reads the few it chooses
+ * with candidateRows). Another kind of list is refused.
+ */
+export async function listIds(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>): Promise<number[][]> {
+  if (queries.some(query => !newestFirst(query))) throw new Error('listIds answers newest-first lists only')
+  const { lists, ctes, params } = await listsSql(connection, queries, () => true, whole)
+  const ids: number[][] = queries.map(() => [])
+  if (lists.length === 0) return ids
+  const rows = await connection.search<{ list: number; ids: string[] | null }>('search', `
+    WITH ${ctes}
+    ${lists.map((_, index) => `SELECT ${index} AS list, (SELECT array_agg(id ORDER BY id DESC) FROM l${index}) AS ids`).join(' UNION ALL ')}`, params.values)
+  for (const row of rows) ids[lists[row.list]!.at] = (row.ids ?? []).map(Number)
+  return ids
+}
+
+/** Light rows of these ids, one per id (ShadowBackend.candidateRows); `undefined` for one no longer stored. */
+export async function candidateRows(connection: PgConnection, ids: readonly number[]): Promise<Array<ShadowMessage | undefined>> {
+  if (ids.length === 0) return []
+  const rows = await connection.search('search', `
+    SELECT w.i::int AS wanted_at, ${CANDIDATE_COLUMNS} FROM unnest($1::bigint[]) WITH ORDINALITY AS w(id, i) JOIN messages m ON m.id = w.id`, [[...ids]])
+  const found = new Map(rows.map(row => [row['wanted_at'] as number, toMessage(row)]))
+  return ids.map((_, index) => found.get(index + 1))
+}
+
+/**
+ * The CTEs of a batch of newest-first lists (`l0`, `l1`, … in the order of `lists`, and their
+ * shared walk), for the queries `take` accepts; a list that cannot match anything is left out.
+ */
+async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<boolean>): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
+  const params = new Params()
+  const walk = new SharedWalk(params)
+  // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
+  const plans = await Promise.all(queries.map(async query => (take(query) ? newestListSql(connection, query, await whole(query), params, walk) : undefined)))
+  const lists = plans.flatMap((sql, at) => (sql === undefined ? [] : [{ at, sql }]))
+  return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params }
 }
 
 /**

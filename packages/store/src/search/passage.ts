@@ -79,29 +79,103 @@ function isTokenChar(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
 }
 
+/** Characters that may be non-ASCII piece characters (not ASCII, not a CJK ideograph or Hangul syllable): each is checked with pieceCharAt. */
+const NON_ASCII_OTHER = /[^\x00-\x7f\u4e00-\u9fff\uac00-\ud7a3]/g
+const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
+
+/** Piece character test of one non-ASCII code point: common ranges answered without a regex. */
+function isPieceCode(code: number, char: () => string): boolean {
+  // Latin-1 and Latin Extended-A/B letters (not × or ÷), combining marks, Greek and Cyrillic letters
+  if ((code >= 0xc0 && code <= 0x24f && code !== 0xd7 && code !== 0xf7) || (code >= 0x300 && code <= 0x36f) || (code >= 0x3b1 && code <= 0x3c9) || (code >= 0x410 && code <= 0x44f)) return true
+  // CJK ideographs and Hangul syllables (every one of their script): cut out of Latin pieces;
+  // general punctuation separates. Not the kana blocks: ー and ゛ are Common, so part of a piece.
+  if ((code >= 0x4e00 && code <= 0x9fff) || (code >= 0xac00 && code <= 0xd7a3) || (code >= 0x2000 && code <= 0x206f)) return false
+  return PIECE_CHAR.test(char())
+}
+
+/** Length in code units of the piece character ending just before `at` (0: none there). */
+function pieceCharBefore(text: string, at: number): number {
+  const code = text.charCodeAt(at - 1)
+  if (code < 128) return isTokenChar(code) ? 1 : 0
+  const wide = code >= 0xdc00 && code <= 0xdfff && at >= 2 && text.charCodeAt(at - 2) >= 0xd800 && text.charCodeAt(at - 2) <= 0xdbff
+  if (!wide) return isPieceCode(code, () => text[at - 1]!) ? 1 : 0
+  return PIECE_CHAR.test(text.slice(at - 2, at)) ? 2 : 0
+}
+
+/** Length in code units of the piece character starting at `at` (0: none there). */
+function pieceCharAt(text: string, at: number): number {
+  const code = text.charCodeAt(at)
+  if (code < 128) return isTokenChar(code) ? 1 : 0
+  const point = text.codePointAt(at)!
+  if (point <= 0xffff) return isPieceCode(code, () => text[at]!) ? 1 : 0
+  return PIECE_CHAR.test(String.fromCodePoint(point)) ? 2 : 0
+}
+
+/** Where CAMEL_SPLIT cuts a token: an ASCII capital after an ASCII lowercase letter or digit. */
+function partStart(text: string, at: number): boolean {
+  const code = text.charCodeAt(at)
+  const before = text.charCodeAt(at - 1)
+  return code >= 65 && code <= 90 && ((before >= 97 && before <= 122) || (before >= 48 && before <= 57))
+}
+
+/** Past this share of a text's characters, its non-ASCII pieces are walked by the full token scan (cheaper when they are most of it). */
+const NON_ASCII_PIECE_SHARE = 1 / 64
+
 /**
- * The tokens of an ASCII text that can match a term, in text order: only tokens holding some
- * term's safe prefix (a token stemming to a term, or with a camelCase part that does, holds it),
- * found with indexOf instead of tokenizing the whole text. The caller checks each token exactly
- * as a full scan does, so the result is the same; `undefined` when the text or a term is not ASCII.
+ * The Latin pieces (tokens, as latinPieces cuts them) of a text that can match a term, in text
+ * order: every piece holding some term's safe prefix (an ASCII piece stemming to a term, or with
+ * a camelCase part that does, holds it), found with indexOf instead of tokenizing the whole text,
+ * and every piece with a non-ASCII letter, digit or mark (diacritics fold away, so such a piece is
+ * checked whatever it spells). The caller checks each piece exactly as a full scan does, so the
+ * result is the same; `undefined` when the terms are not ASCII, or when lowercasing moves the
+ * text's offsets (a character whose lowercase is longer, as İ).
  */
-function asciiCandidates(sample: string, prefixes: readonly string[]): Array<[number, string]> | undefined {
-  if (NON_ASCII.test(sample)) return undefined
-  const lower = sample.toLowerCase()
+function pieceCandidates(sample: string, prefixes: RegExp): Array<[number, string]> | undefined {
+  const ascii = !NON_ASCII.test(sample)
   const tokens = new Map<number, string>()
-  for (const prefix of prefixes) {
-    // each character is walked at most once per prefix: a token's other occurrences are skipped,
-    // and the walk back to a token's start stops at the previous token's end
-    let lastEnd = 0
-    for (let found = lower.indexOf(prefix); found !== -1; found = lower.indexOf(prefix, lastEnd)) {
-      let start = found
-      while (start > lastEnd && isTokenChar(lower.charCodeAt(start - 1))) start -= 1
-      let end = found + prefix.length
-      while (end < lower.length && isTokenChar(lower.charCodeAt(end))) end += 1
-      if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
-      lastEnd = end
-      if (lastEnd >= lower.length) break
+  const take = (found: number, length: number, lastEnd: number): number => {
+    let start = found
+    if (ascii) {
+      while (start > lastEnd && isTokenChar(sample.charCodeAt(start - 1))) start -= 1
+    } else {
+      for (let width = 0; start > lastEnd && (width = pieceCharBefore(sample, start)) > 0;) start -= width
     }
+    let end = found + length
+    if (ascii) {
+      while (end < sample.length && isTokenChar(sample.charCodeAt(end))) end += 1
+    } else {
+      for (let width = 0; end < sample.length && (width = pieceCharAt(sample, end)) > 0;) end += width
+    }
+    if (!tokens.has(start)) tokens.set(start, sample.slice(start, end))
+    return end
+  }
+  if (!ascii) {
+    let lastEnd = 0
+    NON_ASCII_OTHER.lastIndex = 0
+    for (let match = NON_ASCII_OTHER.exec(sample), pieces = 0; match !== null; match = NON_ASCII_OTHER.exec(sample)) {
+      const width = match.index < lastEnd ? 0 : pieceCharAt(sample, match.index)
+      if (width === 0) continue
+      // dense so far: the full token scan is cheaper (decided early, not after walking most of them)
+      if ((pieces += 1) > 8 + match.index * NON_ASCII_PIECE_SHARE) return undefined
+      lastEnd = take(match.index, width, lastEnd)
+      NON_ASCII_OTHER.lastIndex = lastEnd
+    }
+  }
+  // every place some prefix starts, in one case-insensitive pass (ASCII folding only: a piece a
+  // wider fold could match holds a non-ASCII character and was taken above)
+  let lastEnd = 0
+  prefixes.lastIndex = 0
+  for (let match = prefixes.exec(sample); match !== null; match = prefixes.exec(sample)) {
+    const found = match.index
+    // a hit inside a piece that starts no camelCase part begins nothing that can stem to a term
+    // (the piece's own start, or its part's, holds the prefix too, and is found there)
+    if (found > 0 && pieceCharBefore(sample, found) > 0 && !partStart(sample, found)) {
+      prefixes.lastIndex = found + 1
+      continue
+    }
+    lastEnd = take(found, match[0].length, lastEnd)
+    if (lastEnd >= sample.length) break
+    prefixes.lastIndex = lastEnd
   }
   return [...tokens].toSorted((a, b) => a[0] - b[0])
 }
@@ -110,8 +184,8 @@ interface CompiledTerms {
   readonly latin: ReadonlyMap<string, number>
   readonly cjk: ReadonlyArray<{ readonly term: string; readonly index: number }>
   readonly heads: ReadonlySet<string>
-  /** Safe prefixes of the Latin terms for the ASCII scan; undefined when a term is not ASCII. */
-  readonly prefixes: readonly string[] | undefined
+  /** The safe prefixes of the Latin terms as one case-insensitive pattern (pieceCandidates); undefined when a term is not ASCII. */
+  readonly prefixes: RegExp | undefined
   /** The terms it was made from (an array changed since is compiled again). */
   readonly key: string
 }
@@ -130,7 +204,8 @@ function compiled(terms: readonly string[]): CompiledTerms {
     else if (!latin.has(term)) latin.set(term, index)
   })
   const keys = [...latin.keys()]
-  const prefixes = keys.every(term => ASCII_TERM.test(term)) ? keys.map(safePrefix) : undefined
+  // prefixes are [a-z0-9]: nothing to escape; no u flag, so `i` folds ASCII letters only
+  const prefixes = keys.length > 0 && keys.every(term => ASCII_TERM.test(term)) ? new RegExp([...new Set(keys.map(safePrefix))].join('|'), 'gi') : undefined
   const out = { latin, cjk, heads: new Set(keys.map(headOf)), prefixes, key }
   COMPILED.set(terms, out)
   return out
@@ -185,7 +260,7 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
         }
       }
     }
-    const starts = mode === 'auto' && prefixes !== undefined ? asciiCandidates(sample, prefixes) : undefined
+    const starts = mode === 'auto' && prefixes !== undefined ? pieceCandidates(sample, prefixes) : undefined
     if (starts !== undefined) {
       for (const [at, token] of starts) visit(token, at)
     } else {

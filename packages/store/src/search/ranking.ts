@@ -17,7 +17,8 @@ export interface RankedCandidate<T> {
 export interface FusionInput<T> {
   readonly name: string
   readonly weight: number
-  readonly items: readonly T[]
+  /** Best first; an `undefined` keeps its position (the list's item there was left out). */
+  readonly items: ReadonlyArray<T | undefined>
 }
 
 /**
@@ -33,6 +34,7 @@ export function fuseRankings<T>(
   const merged = new Map<string, { item: T; ranks: Record<string, number>; score: number }>()
   for (const list of lists) {
     list.items.forEach((item, rank) => {
+      if (item === undefined) return
       const key = keyOf(item)
       const entry = merged.get(key) ?? { item, ranks: {}, score: 0 }
       entry.ranks[list.name] = rank

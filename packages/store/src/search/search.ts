@@ -6,12 +6,13 @@
  * search's own scope, so one session's order never depends on another session's text.
  */
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, type IndexQuery, type IndexResult, type MessageFilter, type ShadowBackend } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type IndexQuery, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
 import { viewElision } from '../elision-view.ts'
 import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
+import { indexLists, memberCandidates } from './candidates.ts'
 import { bestPassage, passageSnippet, scanTerms, type TermScan } from './passage.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
@@ -20,10 +21,19 @@ import { answerUnits, callUnits, messageKey } from './units.ts'
 import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
 import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
 
-/** Leading candidates whose tool call or result (or short answer) is looked up (at least; more for a larger limit). */
+/**
+ * Candidates of the words lists that are ranked, and leading candidates whose tool call or result
+ * (or short answer) is looked up (at least; more for a larger limit).
+ */
 const PAIRING_POOL = 30
-/** Candidates each index list contributes (at least; more for a larger limit). */
+/** Candidates each substring or days list contributes (at least; more for a larger limit). */
 const CANDIDATE_POOL = 50
+/**
+ * A words list is read this many times CANDIDATE_POOL wide (candidates.ts): as ids, ~1 µs each
+ * where a candidate read and scanned costs ~15 (SQLite, 1M store), so 4x the matches for about
+ * what a quarter of the old rows cost.
+ */
+const WIDE = 4
 /** Document frequencies are counted up to this many matches. */
 const DF_CAP = 2_000
 /** Newest matches ranked per index list by default (the README's `rankWindow`). */
@@ -93,6 +103,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ...exclusions,
   }
   const pool = Math.max(CANDIDATE_POOL, limit * 5)
+  const leading = Math.max(PAIRING_POOL, limit * 3)
   const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined =>
     terms.length === 0 ? undefined : { ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true }
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
@@ -114,29 +125,34 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const days = windowDays(options.timeFrom, options.timeTo)
   const referring: IndexQuery | undefined = days === undefined || analyzed.words.length === 0 ? undefined
     : { ...withoutTime(filter), index: 'words', terms: analyzed.words.filter(word => coverageTerms([word]).length > 0), operator: 'or', limit: pool, rankWindow, order: 'newest', light: true, referredDays: days }
-  const [referred, all, grams, any, ...rareLists] = await indexLists(backend, [
-    referring,
-    analyzed.words.length > 1 ? list('words', analyzed.words, 'and') : undefined,
-    list('grams', analyzed.grams, 'or'),
-    rare.length === 0 && analyzed.words.length > 0 ? list('words', analyzed.words, 'or') : undefined,
-    ...rare.map(entry => list('words', [entry.word], 'or')),
-    ...bridged.map(bridge => list('words', [bridge.index], 'or')),
-  ])
-  const lists = [
-    { name: 'all', weight: 1, items: all!.hits },
-    ...rare.map((entry, index) => ({ name: `rare:${entry.word}`, weight: 1, items: rareLists[index]!.hits })),
-    ...bridged.map((bridge, index) => ({ name: `bridge:${bridge.translation}`, weight: 1, items: rareLists[rare.length + index]!.hits })),
-    { name: 'grams', weight: 1, items: grams!.hits },
-    ...(rare.length === 0 && analyzed.words.length > 0 ? [{ name: 'any', weight: 1, items: any!.hits }] : []),
-    { name: 'days', weight: 1, items: referred!.hits },
-  ]
-  const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
   const own = coverageTerms(analyzed.words)
   const weights = scopeWeights(own, analyzed.words, scopeDf, Math.max(1, searched), word => coverageTerms([word])[0])
   // translations cover part of their original's weight: extra terms, lighter than the words
   const bridgeWeight = bridgeWeights(present.map(entry => entry.bridge), own, weights)
   const terms = [...own, ...[...bridgeWeight.keys()].filter(term => !own.includes(term))]
   for (const [term, weight] of bridgeWeight) if (!own.includes(term)) weights.set(term, weight)
+  // the words lists, read wide; only the candidates known to hold the most of the query are ranked
+  const wide = (asked: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined =>
+    asked.length === 0 ? undefined : { ...filter, index: 'words', terms: asked, operator, limit: pool * WIDE, rankWindow, order: 'newest', light: true }
+  const anyWord = rare.length === 0 && analyzed.words.length > 0
+  const [wordLists, [referred, grams]] = await Promise.all([
+    memberCandidates(backend, [
+      { name: 'all', query: analyzed.words.length > 1 ? wide(analyzed.words, 'and') : undefined, terms: own },
+      ...rare.map(entry => ({ name: `rare:${entry.word}`, query: wide([entry.word], 'or'), terms: coverageTerms([entry.word]) })),
+      ...bridged.map(bridge => ({ name: `bridge:${bridge.translation}`, query: wide([bridge.index], 'or'), terms: bridgeWeight.has(bridge.scan) ? [bridge.scan] : [] })),
+      { name: 'any', query: anyWord ? wide(analyzed.words, 'or') : undefined, terms: [] },
+    ], weights, leading),
+    indexLists(backend, [referring, list('grams', analyzed.grams, 'or')]),
+  ])
+  const [all, ...byWord] = wordLists
+  const lists = [
+    all!,
+    ...byWord.slice(0, rare.length + bridged.length),
+    { name: 'grams', weight: 1, items: grams!.hits },
+    ...(anyWord ? [byWord.at(-1)!] : []),
+    { name: 'days', weight: 1, items: referred!.hits },
+  ]
+  const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
   const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
   // a winner's passage is found in the scan its ranking used (unless its full read is another text)
   const texts = new Map(fused.map(entry => [entry.key, entry.item.message.text]))
@@ -149,7 +165,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const pairable = new Set(fused
     .map(entry => ({ key: entry.key, covered: single.get(entry.key)!.covered.filter(Boolean).length, score: entry.score }))
     .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
-    .slice(0, Math.max(PAIRING_POOL, limit * 3))
+    .slice(0, leading)
     .map(entry => entry.key))
   // A call stands for its result only when the result itself passes every filter asked for.
   const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
@@ -193,19 +209,6 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     terms: report,
     ...(ranked.history === undefined ? {} : { history: ranked.history }),
   }
-}
-
-/**
- * The candidate lists (an absent one is empty), all in one call when the backend batches them
- * (SQLite reads their rows once); else one call each, at once (a network backend answers them together).
- */
-async function indexLists(backend: ShadowBackend, queries: ReadonlyArray<IndexQuery | undefined>): Promise<IndexResult[]> {
-  const asked = queries.filter((query): query is IndexQuery => query !== undefined)
-  const answers = backend.searchIndexes === undefined || asked.length < 2
-    ? await Promise.all(asked.map(query => backend.searchIndex(query)))
-    : await backend.searchIndexes(asked)
-  let next = 0
-  return queries.map(query => (query === undefined ? { hits: [], windowed: false } : answers[next++]!))
 }
 
 /**

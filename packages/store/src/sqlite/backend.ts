@@ -127,6 +127,8 @@ export class SqliteBackend implements ShadowBackend {
 
   searchIndex(query: IndexQuery): IndexResult { return search.searchIndex(this.conn, query) }
   searchIndexes(queries: readonly IndexQuery[]): IndexResult[] { return search.searchIndexes(this.conn, queries) }
+  listIds(queries: readonly IndexQuery[]): number[][] { return search.listIds(this.conn, queries) }
+  candidateRows(ids: readonly number[]): Array<ShadowMessage | undefined> { return search.candidateRows(this.conn, ids) }
   documentFrequencies(query: FrequencyQuery): number[] { return search.documentFrequencies(this.conn, query) }
 
   reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): number {

@@ -116,9 +116,7 @@ export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQue
     queries.forEach((query, at) => {
       if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split)))
     })
-    const wanted = [...new Set([...ids.values()].flat())]
-    const rows = wanted.length === 0 ? [] : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.id AS mid FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(wanted)) as Row[]
-    const byId = new Map(rows.map(row => [row['mid'] as number, toMessage(row)]))
+    const byId = rowsById(conn, [...new Set([...ids.values()].flat())])
     return queries.map((query, at) => {
       const list = ids.get(at)
       if (list === undefined) return searchIndex(conn, query)
@@ -130,6 +128,29 @@ export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQue
       }
       return { hits, windowed: false }
     })
+  })
+}
+
+/** Light rows by id (a row no longer stored is absent). */
+function rowsById(conn: SqliteConnection, ids: readonly number[]): Map<number, ShadowMessage> {
+  const rows = ids.length === 0 ? [] : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.id AS mid FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Row[]
+  return new Map(rows.map(row => [row['mid'] as number, toMessage(row)]))
+}
+
+/** The ids of newest-first light words lists (ShadowBackend.listIds); another list is refused. */
+export function listIds(conn: SqliteConnection, queries: readonly IndexQuery[]): number[][] {
+  return conn.guard('search', () => queries.map(query => {
+    if (query.terms.length === 0 || query.segments.length === 0) return []
+    if (!idsFirst(query)) throw new Error('listIds answers newest-first light words lists only')
+    return withTokenFallback('words', split => newestIds(conn, query, split))
+  }))
+}
+
+/** Light rows of these ids, one per id (ShadowBackend.candidateRows). */
+export function candidateRows(conn: SqliteConnection, ids: readonly number[]): Array<ShadowMessage | undefined> {
+  return conn.guard('search', () => {
+    const byId = rowsById(conn, [...new Set(ids)])
+    return ids.map(id => byId.get(id))
   })
 }
 
