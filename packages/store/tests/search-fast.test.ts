@@ -128,10 +128,10 @@ describe('fast ASCII scan', () => {
     for (let index = 0; index < 20_000; index += 1) {
       const parts: string[] = []
       for (let at = 0, length = 1 + Math.floor(next() * 20); at < length; at += 1) {
-        const word = WORDS[Math.floor(next() * WORDS.length)]!
+        const picked = WORDS[Math.floor(next() * WORDS.length)]!
         const noise = Array.from({ length: Math.floor(next() * 3) }, char).join('')
         const roll = next()
-        parts.push(roll < 0.3 ? noise + word : roll < 0.6 ? word + noise : roll < 0.8 ? noise + word + noise : noise)
+        parts.push(roll < 0.3 ? noise + picked : roll < 0.6 ? picked + noise : roll < 0.8 ? noise + picked + noise : noise)
       }
       const body = parts.join('')
       const terms = coverageTerms(QUERY.filter(() => next() < 0.4))

@@ -80,6 +80,8 @@ function isTokenChar(code: number): boolean {
 }
 
 /** Characters that may be non-ASCII piece characters (not ASCII, not a CJK ideograph or Hangul syllable): each is checked with pieceCharAt. */
+// the range starts at U+0000 on purpose: every ASCII character is excluded, control ones too
+// eslint-disable-next-line no-control-regex
 const NON_ASCII_OTHER = /[^\x00-\x7f\u4e00-\u9fff\uac00-\ud7a3]/g
 const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
 
