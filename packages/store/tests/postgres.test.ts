@@ -152,6 +152,30 @@ describe('ShadowStore on PostgreSQL', () => {
     await store.close()
   })
 
+  it('reads a substring the newest rows lack from the index at once, and probes when it is not rare, exactly as a scan would', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('walk_two'))
+    // 3,000 rows, none of the newest 2,000 holds either anchor: "osprey.cfg" in 5 old rows (read at
+    // once), "heron_v2" in 600 (past the 500 read at once: the probes answer)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message(index < 1_500 ? 'g0' : 'g1', index,
+      `row ${index}${index < 5 ? ' osprey.cfg' : ''}${index < 600 ? ' heron_v2' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
+    const segments = await store.scopeSegments({ sessionId: 'g0', allSessions: true })
+    const statements: string[] = []
+    const pool = (store.backend as PostgresBackend).connection.searchPool
+    const query = pool.query.bind(pool)
+    pool.query = ((...args: Parameters<typeof query>) => {
+      statements.push(String(args[0]))
+      return query(...args)
+    }) as typeof pool.query
+    for (const anchor of ['osprey.cfg', 'heron_v2']) {
+      const found = await store.backend.searchIndex({ segments, index: 'grams', terms: [anchor], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true })
+      expect(found.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes(anchor)).map(row => row.seq).toReversed().slice(0, 50))
+    }
+    expect(statements.join('\n')).toMatch(/direct AS MATERIALIZED/)
+    pool.query = query
+    await store.close()
+  })
+
   it('answers a rare store-wide list of a large store from the index at once, exactly as a scan would', async () => {
     const location = target.server().storeDsn('direct_one')
     const setup = await ShadowStore.open(location)
