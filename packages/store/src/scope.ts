@@ -59,8 +59,8 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
 /** Resolve which session's history the scope covers, as lineage segments. */
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
   if (scope.allSessions === true || scope.workspace !== undefined) {
-    const sessions = await backend.listSessions(scope.allSessions === true ? undefined : scope.workspace)
-    const own = await lineage(backend, scope.sessionId)
+    // independent reads, asked at once
+    const [sessions, own] = await Promise.all([backend.listSessions(scope.allSessions === true ? undefined : scope.workspace), lineage(backend, scope.sessionId)])
     const segments = new Map(own.map(segment => [segment.sessionId, segment]))
     for (const session of sessions) {
       if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
@@ -118,8 +118,9 @@ export async function marksInLineage(backend: ShadowBackend, segments: readonly 
  * A checkpoint's originals are rows of its own session's history (its rows and its ancestors'
  * below the fork): narrow the scope to that, so the seq filter cannot match another session.
  */
-export async function checkpointScope(backend: ShadowBackend, segments: readonly LineageSegment[], checkpointId: string | undefined): Promise<LineageSegment[]> {
-  if (checkpointId === undefined) return [...segments]
+export async function checkpointScope(backend: ShadowBackend, segments: readonly LineageSegment[], checkpointId: string | undefined): Promise<readonly LineageSegment[]> {
+  // the same list, not a copy: a backend answers per-list questions once per list (PostgreSQL's wholeStore)
+  if (checkpointId === undefined) return segments
   const checkpoint = await backend.getCheckpoint(assertString(checkpointId, 'checkpoint id'))
   if (checkpoint === undefined) return []
   const bounds = new Map((await lineage(backend, checkpoint.sessionId)).map(segment => [segment.sessionId, segment.belowSeq]))
@@ -129,7 +130,7 @@ export async function checkpointScope(backend: ShadowBackend, segments: readonly
   })
 }
 
-export function messageFilter(segments: LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
+export function messageFilter(segments: readonly LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
   const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
   const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
   if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)

@@ -1,7 +1,7 @@
 /** What only the PostgreSQL backend has: a server that can go away, many writers, schemas, credentials. */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { displayLocation, ShadowStore } from '../src/index.ts'
+import { displayLocation, PostgresBackend, ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -138,12 +138,41 @@ describe('ShadowStore on PostgreSQL', () => {
     for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
     const wide = { sessionId: 'w0', allSessions: true }
     const expected = (word: string): number[] => rows.filter(row => row.text.includes(word)).map(row => row.seq).toReversed()
+    const segments = await store.scopeSegments(wide)
     for (const word of ['heron', 'osprey']) {
-      const found = await store.backend.searchIndex({ segments: await store.scopeSegments(wide), index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest' })
+      const found = await store.backend.searchIndex({ segments, index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest' })
       expect(found.hits.map(hit => hit.message.seq)).toEqual(expected(word).slice(0, 50))
     }
+    // in one batch the lists share one walk of the newest rows, then probe on their own
+    const lists = ['heron', 'osprey', 'row'].map(word => ({ segments, index: 'words', terms: [word], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true }) as const)
+    const batch = await store.backend.searchIndexes!(lists)
+    expect(batch.map(result => result.hits.map(hit => hit.message.seq))).toEqual(['heron', 'osprey', 'row'].map(word => expected(word).slice(0, 50)))
     const both = await store.search('heron osprey', { ...wide, limit: 5 })
     expect(both.hits[0]!.message.seq).toBe(0)
+    await store.close()
+  })
+
+  it('reads a substring the newest rows lack from the index at once, and probes when it is not rare, exactly as a scan would', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('walk_two'))
+    // 3,000 rows, none of the newest 2,000 holds either anchor: "osprey.cfg" in 5 old rows (read at
+    // once), "heron_v2" in 600 (past the 500 read at once: the probes answer)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message(index < 1_500 ? 'g0' : 'g1', index,
+      `row ${index}${index < 5 ? ' osprey.cfg' : ''}${index < 600 ? ' heron_v2' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
+    const segments = await store.scopeSegments({ sessionId: 'g0', allSessions: true })
+    const statements: string[] = []
+    const pool = (store.backend as PostgresBackend).connection.searchPool
+    const query = pool.query.bind(pool)
+    pool.query = ((...args: Parameters<typeof query>) => {
+      statements.push(String(args[0]))
+      return query(...args)
+    }) as typeof pool.query
+    for (const anchor of ['osprey.cfg', 'heron_v2']) {
+      const found = await store.backend.searchIndex({ segments, index: 'grams', terms: [anchor], operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true })
+      expect(found.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes(anchor)).map(row => row.seq).toReversed().slice(0, 50))
+    }
+    expect(statements.join('\n')).toMatch(/direct AS MATERIALIZED/)
+    pool.query = query
     await store.close()
   })
 
@@ -168,6 +197,56 @@ describe('ShadowStore on PostgreSQL', () => {
       const found = await store.backend.searchIndex({ segments, index: 'words', terms: [word], operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest' })
       expect(found.hits.map(hit => hit.message.seq)).toEqual(expected.slice(0, 25))
     }
+    await store.close()
+  })
+
+  it('starts a rare one-word substring list from the index at once, in the batch too, exactly as a scan would', async () => {
+    const location = target.server().storeDsn('direct_two')
+    const setup = await ShadowStore.open(location)
+    // "kingfisher" in 31 rows' anchors (the grams index holds identifier- and path-shaped tokens),
+    // once inside a longer word (a substring match the word count misses)
+    const rows = Array.from({ length: 3_000 }, (_, index) => message('k0', index, `row ${index}${index % 97 === 0 ? ' kingfisher.yaml' : ''}${index === 7 ? ' mykingfisher.yaml' : ''}${index % 13 === 0 ? ' heron' : ''}`))
+    for (let start = 0; start < rows.length; start += 500) await setup.append(rows.slice(start, start + 500))
+    await setup.vacuum()
+    await setup.close()
+    await target.sql("UPDATE pg_class SET reltuples = 60000 WHERE relname = 'messages' AND relnamespace = 'direct_two'::regnamespace")
+    const store = await ShadowStore.open(location, { poolSize: 1 })
+    await store.registerSession({ sessionId: 'k1' })
+    const segments = await store.scopeSegments({ sessionId: 'k0', allSessions: true })
+    const backend = store.backend as PostgresBackend
+    const statements: string[] = []
+    const pool = backend.connection.searchPool
+    const query = pool.query.bind(pool)
+    pool.query = ((...args: Parameters<typeof query>) => {
+      statements.push(String(args[0]))
+      return query(...args)
+    }) as typeof pool.query
+    // as a search does: the word counted store-wide first, then its lists
+    await backend.documentFrequencies({ segments, index: 'words', terms: ['kingfisher'], cap: 2_000 })
+    const expected = rows.filter(row => row.text.includes('kingfisher')).map(row => row.seq).toReversed().slice(0, 25)
+    const lists = { segments, operator: 'or', limit: 25, rankWindow: 1_000, order: 'newest', light: true } as const
+    statements.length = 0
+    const alone = await backend.searchIndex({ ...lists, index: 'grams', terms: ['kingfisher'] })
+    expect(alone.hits.map(hit => hit.message.seq)).toEqual(expected)
+    // read from the index at once: no walk through the newest rows first
+    expect(statements.join('\n')).toMatch(/direct AS MATERIALIZED/)
+    expect(statements.join('\n')).not.toMatch(/recent AS MATERIALIZED/)
+    const [grams, heron] = await backend.searchIndexes([{ ...lists, index: 'grams', terms: ['kingfisher'] }, { ...lists, index: 'words', terms: ['heron'] }])
+    expect(grams!.hits.map(hit => hit.message.seq)).toEqual(expected)
+    expect(heron!.hits.map(hit => hit.message.seq)).toEqual(rows.filter(row => row.text.includes('heron')).map(row => row.seq).toReversed().slice(0, 25))
+    pool.query = query
+    await store.close()
+  })
+
+  it('vacuums without the statement guard, and gives the pool its guard back', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('vacuum_one'))
+    const backend = store.backend as PostgresBackend
+    const inside = await backend.connection.unguarded('check', db => db.query<{ statement_timeout: string }>('SHOW statement_timeout'))
+    expect(inside.rows[0]!.statement_timeout).toBe('0')
+    // every pooled connection (poolSize 4) is guarded again
+    const after = await Promise.all(Array.from({ length: 4 }, () => backend.connection.query<{ statement_timeout: string }>('check', 'SHOW statement_timeout')))
+    expect(after.map(rows => rows[0]!.statement_timeout)).toEqual(['1min', '1min', '1min', '1min'])
+    await store.vacuum()
     await store.close()
   })
 
@@ -206,13 +285,16 @@ describe('ShadowStore on PostgreSQL', () => {
       UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
       UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
     const upgraded = await ShadowStore.open(location)
-    expect((await upgraded.stats()).schemaVersion).toBe(3)
+    expect((await upgraded.stats()).schemaVersion).toBe(4)
     expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
     const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
     expect(lexemes[0]!['n']).toBe(0)
     expect((await upgraded.search('connection failed', { sessionId: 'u1' })).hits[0]!.message.seq).toBe(1)
     const indexes = await target.sql("SELECT indexdef FROM pg_indexes WHERE schemaname = 'upgrade_one' AND indexname IN ('messages_words', 'messages_grams') ORDER BY indexname")
     expect(indexes.map(row => String(row['indexdef']))).toEqual([expect.stringContaining('gin_trgm_ops, bucket, session_id) WITH (gin_pending_list_limit=\'128\')'), expect.stringContaining('(words, bucket) WITH (gin_pending_list_limit=\'128\')')])
+    // schema 4: ANALYZE lists ten times more of the words column's lexemes (fewer counted per search)
+    const statistics = await target.sql("SELECT attstattarget FROM pg_attribute WHERE attrelid = 'upgrade_one.messages'::regclass AND attname = 'words'")
+    expect(statistics[0]!['attstattarget']).toBe(1000)
     expect(await upgraded.integrityCheck()).toEqual([])
     await upgraded.close()
   })

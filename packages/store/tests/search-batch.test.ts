@@ -1,15 +1,17 @@
 /**
- * Issue 14 fast path: SQLite answers a search's candidate lists in one call (searchIndexes: the
- * words lists as ids, then their rows read once), and gives the words lists as ids only (listIds,
+ * Issue 14 fast path: a backend answers a search's candidate lists in one call (searchIndexes:
+ * SQLite reads the words lists as ids, then their rows once; PostgreSQL runs every light
+ * newest-first list in one statement), and gives the words lists as ids only (listIds,
  * candidateRows: only the chosen candidates are read). The search must return exactly what it
- * returns when every list's rows are asked for on its own (as on PostgreSQL): same hits in the same order, same snippets, same term
- * report, on a varied corpus (tool calls and results, questions and short replies, CJK, a fork)
- * under every kind of option.
+ * returns when every list's rows are asked for on its own: same hits in the same order, same
+ * snippets, same term report, on a varied corpus (tool calls and results, questions and short
+ * replies, CJK, a fork) under every kind of option. On PostgreSQL, reads by key asked at once are
+ * one statement too (reads.ts): the lists and rows must be those of one call each.
  */
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore, type SearchOptions, type ShadowMessageInput } from '../src/index.ts'
-import { message, tempDir } from './helpers.ts'
+import { PostgresBackend, ShadowStore, type IndexQuery, type SearchOptions, type ShadowMessageInput } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
 
 /** Deterministic generator (a 32-bit LCG, Numerical Recipes constants): the corpus is the same on every run. */
 function random(seed: number): () => number {
@@ -53,12 +55,12 @@ function corpus(): ShadowMessageInput[] {
 
 const QUERIES = ['connection pool exhausted', 'db/pool', 'pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库迁移', '连接池', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease']
 
-describe('batched candidate lists (SQLite searchIndexes, listIds)', () => {
-  const dir = tempDir()
+describe.each(TARGETS)('batched candidate lists (searchIndexes, listIds) on $name', target => {
   let store: ShadowStore
   let batches = 0
   beforeAll(async () => {
-    store = await ShadowStore.open(join(dir.path, 'shadow.db'))
+    await target.setup()
+    store = await ShadowStore.open(target.location())
     const rows = corpus()
     await store.append(rows.filter(row => row.sessionId !== 'br' || row.seq <= 120))
     // a fork of bq that sees its parent below seq 90, and writes its own rows after
@@ -76,7 +78,7 @@ describe('batched candidate lists (SQLite searchIndexes, listIds)', () => {
   })
   afterAll(async () => {
     await store.close()
-    dir.cleanup()
+    await target.teardown()
   })
 
   it('returns what one call per list returns, for every query and option', async () => {
@@ -108,6 +110,62 @@ describe('batched candidate lists (SQLite searchIndexes, listIds)', () => {
     }
     // not vacuous: most comparisons went through the batch and found something
     expect(found).toBeGreaterThan(compared / 2)
+  })
+
+  it('gives each list exactly what searchIndex gives it, whatever else is in the batch', async () => {
+    const backend = store.backend
+    const segments = [{ sessionId: 'bq', tag: (await store.session('bq'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
+    const everyone = await Promise.all((await store.sessions()).map(async session => ({ sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })))
+    const base = { rankWindow: 1_000, order: 'newest', light: true } as const
+    const queries: IndexQuery[] = [
+      { ...base, segments, index: 'words', terms: ['pool'], operator: 'or', limit: 7 },
+      { ...base, segments, index: 'words', terms: ['connection', 'pool'], operator: 'and', limit: 50 },
+      { ...base, segments: everyone, index: 'words', terms: ['pool'], operator: 'or', limit: 12 },
+      { ...base, segments, index: 'grams', terms: ['db/pool', 'refund.ts'], operator: 'or', limit: 9 },
+      { ...base, segments: everyone, index: 'grams', terms: ['连接池耗尽'], operator: 'or', limit: 5 },
+      { ...base, segments, index: 'words', terms: ['zeppelin'], operator: 'or', limit: 5 },
+      { ...base, segments, index: 'words', terms: ['pool'], operator: 'or', limit: 5, roles: ['tool'], excludeToolNames: ['grep'] },
+      // not batched on PostgreSQL (ranked, or full rows): answered beside the batch
+      { ...base, segments, index: 'words', terms: ['retry', 'budget'], operator: 'or', limit: 6, order: 'rank' },
+      { ...base, segments: everyone, index: 'words', terms: ['cache'], operator: 'or', limit: 4, light: false },
+    ]
+    const together = await backend.searchIndexes!(queries)
+    const alone = []
+    for (const query of queries) alone.push(await backend.searchIndex(query))
+    expect(together).toEqual(alone)
+    // not vacuous: lists overlap (a row held by several is sent once and still in each) and most are not empty
+    expect(together.filter(result => result.hits.length > 0).length).toBeGreaterThanOrEqual(7)
+    const held = together.flatMap(result => [...new Set(result.hits.map(hit => hit.message.shadowId))])
+    expect(new Set(held).size).toBeLessThan(held.length)
+    // as ids, then rows by id: the same light rows in the same order
+    const words = queries.filter(query => query.index === 'words' && query.order === 'newest' && query.light === true)
+    const ids = await backend.listIds!(words)
+    const rows = await Promise.all(ids.map(list => backend.candidateRows!(list)))
+    expect(rows).toEqual(await Promise.all(words.map(async query => (await backend.searchIndex(query)).hits.map(hit => hit.message))))
+    expect(ids.flat().length).toBeGreaterThan(20)
+  })
+
+  it.runIf(target.name === 'postgres')('reads asked at once are one statement with the rows one read each gives', async () => {
+    const backend = store.backend as PostgresBackend
+    const keys: Array<[string, number]> = [['bp', 3], ['bq', 40], ['bp', 3], ['bf', 95], ['bf', 85], ['br', 160], ['bp', 9_999], ['nobody', 1]]
+    const alone = []
+    for (const [sessionId, seq] of keys) alone.push(await backend.getMessage(sessionId, seq))
+    let statements = 0
+    const pool = backend.connection.pool
+    const query = pool.query.bind(pool)
+    pool.query = ((...args: Parameters<typeof query>) => {
+      statements += 1
+      return query(...args)
+    }) as typeof pool.query
+    try {
+      const together = await Promise.all(keys.map(([sessionId, seq]) => backend.getMessage(sessionId, seq)))
+      expect(together).toEqual(alone)
+      expect(statements).toBe(1)
+    } finally {
+      pool.query = query
+    }
+    // present and absent keys both answered (a fork's own rows, its parent's rows are not its own)
+    expect(alone.map(row => row === undefined)).toEqual([false, false, false, false, true, false, true, true])
   })
 })
 

@@ -11,8 +11,9 @@ import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
-import { documentFrequencies, searchIndex } from './search.ts'
+import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
 import { appendRows, forgetRows, recountSession } from './writes.ts'
 
 /** How long a measured store size is trusted (maxBytes). */
@@ -27,11 +28,13 @@ export class PostgresBackend implements ShadowBackend {
   /** The store's size as last measured, plus what this process added since (maxBytes only). */
   private size: { read: number; bytes: number } | undefined
   private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
+  private readonly reads: MessageReads
 
   private constructor(connection: PgConnection, maxBytes: number | undefined) {
     this.connection = connection
     this.path = connection.location.display
     this.maxBytes = maxBytes
+    this.reads = new MessageReads(connection)
   }
 
   /** Connect, then create or upgrade the schema (writable) or check it (read-only). */
@@ -135,9 +138,9 @@ export class PostgresBackend implements ShadowBackend {
     return this.connection.transaction('append messages', db => appendRows(db, rows))
   }
 
-  async getMessage(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
-    const [row] = await this.query('read message', `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1 AND m.seq = $2`, [sessionId, seq])
-    return row === undefined ? undefined : toMessage(row)
+  /** Calls in one tick are answered by one statement (reads.ts). */
+  getMessage(sessionId: string, seq: number): Promise<ShadowMessage | undefined> {
+    return this.reads.read(sessionId, seq)
   }
 
   async readMessages(query: ReadQuery): Promise<ShadowMessage[]> {
@@ -282,6 +285,20 @@ export class PostgresBackend implements ShadowBackend {
 
   async searchIndex(query: IndexQuery): Promise<IndexResult> {
     return searchIndex(this.connection, query, await this.wholeStore(query.segments), () => this.messageTotal())
+  }
+
+  /** Every light newest-first list in one statement (search.ts searchIndexes). */
+  async searchIndexes(queries: readonly IndexQuery[]): Promise<IndexResult[]> {
+    return searchIndexes(this.connection, queries, query => this.wholeStore(query.segments), () => this.messageTotal())
+  }
+
+  /** The ids of newest-first lists, in one statement (search.ts listIds). */
+  async listIds(queries: readonly IndexQuery[]): Promise<number[][]> {
+    return listIds(this.connection, queries, query => this.wholeStore(query.segments))
+  }
+
+  async candidateRows(ids: readonly number[]): Promise<Array<ShadowMessage | undefined>> {
+    return candidateRows(this.connection, ids)
   }
 
   async documentFrequencies(query: FrequencyQuery): Promise<number[]> {

@@ -124,10 +124,10 @@ export class PgConnection {
     const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`]
     if (this.readOnly) settings.push('-c default_transaction_read_only=on')
     this.searchTimeoutMs = Math.max(1, Math.floor(options.searchTimeoutMs ?? 3_000))
-    const pool = (statementTimeout: number): pg.Pool => {
+    const pool = (statementTimeout: number, extra: readonly string[] = []): pg.Pool => {
       const made = new pg.Pool({
         connectionString: location.connectionString,
-        options: [...settings, `-c statement_timeout=${statementTimeout}`].join(' '),
+        options: [...settings, ...extra, `-c statement_timeout=${statementTimeout}`].join(' '),
         max: Math.max(1, Math.floor(options.poolSize ?? 4)),
         connectionTimeoutMillis: busy,
         idleTimeoutMillis: 30_000,
@@ -138,7 +138,9 @@ export class PgConnection {
       return made
     }
     this.pool = pool(60_000)
-    this.searchPool = pool(this.searchTimeoutMs)
+    // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
+    // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
+    this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
   }
 
   private check(action: string): void {
@@ -167,16 +169,41 @@ export class PgConnection {
     }
   }
 
+  /** One connection of the pool, to hold for several statements. */
+  private async connect(action: string): Promise<pg.PoolClient> {
+    this.check(action)
+    try {
+      return await this.pool.connect()
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    }
+  }
+
+  /**
+   * Run `work` on one connection without the statement guard (maintenance that runs as long as
+   * the table is large, e.g. VACUUM of 10M rows after a forget: no transaction can hold it).
+   */
+  async unguarded<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect(action)
+    let reset = false
+    try {
+      await client.query('SET statement_timeout = 0')
+      const value = await work(client)
+      await client.query('RESET statement_timeout')
+      reset = true
+      return value
+    } catch (error) {
+      throw pgError(error, action, this.location.display)
+    } finally {
+      // a connection that may still be unguarded is closed, not pooled
+      client.release(!reset)
+    }
+  }
+
   /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
   async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    this.check(action)
     for (let attempt = 1; ; attempt += 1) {
-      let client: pg.PoolClient
-      try {
-        client = await this.pool.connect()
-      } catch (error) {
-        throw pgError(error, action, this.location.display)
-      }
+      const client = await this.connect(action)
       let broken = false
       try {
         await client.query('BEGIN')

@@ -9,7 +9,8 @@
  * bm25 would weigh it), then recency. The store re-ranks candidates by coverage either way; this
  * only chooses which candidates the ranked list brings.
  */
-import type { FrequencyQuery, IndexQuery, IndexResult } from '../backend.ts'
+import type { FrequencyQuery, IndexHit, IndexQuery, IndexResult } from '../backend.ts'
+import type { ShadowMessage } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
@@ -104,7 +105,7 @@ type Start = 'walk' | 'probe' | 'direct'
  *   bucket's 65k rows, stopping as soon as `limit` are found. A sparse combination costs one cheap
  *   probe per bucket; no plan sorts every match of a common word.
  */
-function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk'): string {
+function newestIds(where: string, scoped: boolean, limit: string, params: Params, start: Start = 'walk', walk?: SharedWalk, emptyDirect = false): string {
   // `+ 0`: the planner must not walk the id index backwards through other sessions' rows
   if (scoped) return `SELECT m.id FROM messages m WHERE ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}`
   const probes = (edge: string): string => `
@@ -124,15 +125,77 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
     (${probes(newest)} WHERE NOT (SELECT whole FROM few))
     LIMIT ${limit}`
   }
-  const walk = params.param(RECENT_WALK)
+  if (walk !== undefined) {
+    // the batch's lists check the same newest rows: one walk for all of them (SharedWalk)
+    return `
+    (SELECT id FROM ${SharedWalk.RECENT} WHERE ${walk.hit(where)} ORDER BY id DESC)
+    UNION ALL
+    (${probes(`${SharedWalk.EDGE} edge`)} WHERE edge.n >= ${walk.size})
+    LIMIT ${limit}`
+  }
+  const size = params.param(RECENT_WALK)
+  if (emptyDirect) {
+    // a substring (no statistics) the newest rows do not hold at all is most likely rare: read
+    // its matches below the walk at once (DIRECT_CAP, as 'direct'), probing only past that,
+    // instead of one GIN scan per bucket (153 at 10M) for a list that ends up nearly empty
+    const cap = params.param(DIRECT_CAP)
+    const none = `(SELECT hits = 0 AND n >= ${size} FROM edge)`
+    return `
+    WITH recent AS MATERIALIZED (
+      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${size}) m
+    ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n, count(*) FILTER (WHERE hit) AS hits FROM recent),
+    direct AS MATERIALIZED (SELECT m.id FROM messages m WHERE ${none} AND m.id < (SELECT id FROM edge) AND ${where} LIMIT ${cap}),
+    few AS (SELECT count(*) < ${cap} AS whole FROM direct)
+    (SELECT id FROM recent WHERE hit ORDER BY id DESC)
+    UNION ALL
+    (SELECT id FROM direct WHERE ${none} AND (SELECT whole FROM few) ORDER BY id DESC)
+    UNION ALL
+    (${probes('edge')} WHERE edge.n >= ${size} AND NOT (edge.hits = 0 AND (SELECT whole FROM few)))
+    LIMIT ${limit}`
+  }
   return `
     WITH recent AS MATERIALIZED (
-      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${walk}) m
+      SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${size}) m
     ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM recent)
     (SELECT id FROM recent WHERE hit ORDER BY id DESC)
     UNION ALL
-    (${probes('edge')} WHERE edge.n >= ${walk})
+    (${probes('edge')} WHERE edge.n >= ${size})
     LIMIT ${limit}`
+}
+
+/**
+ * The recent-row walk of a batch (searchIndexes): the newest RECENT_WALK rows read once, each
+ * list's condition a column of it, instead of one walk over the same rows per list.
+ */
+class SharedWalk {
+  static readonly RECENT = 'walk_recent'
+  static readonly EDGE = 'walk_edge'
+  private readonly params: Params
+  private sizeParam: string | undefined
+  private readonly conditions: string[] = []
+
+  constructor(params: Params) {
+    this.params = params
+  }
+
+  /** The walk's length as a parameter (made on first use: an unused parameter has no type). */
+  get size(): string {
+    return this.sizeParam ??= this.params.param(RECENT_WALK)
+  }
+
+  /** The column telling whether a walked row matches `where`. */
+  hit(where: string): string {
+    this.conditions.push(where)
+    return `h${this.conditions.length - 1}`
+  }
+
+  /** The walk's CTEs (with a trailing comma), or nothing when no list walks. */
+  sql(): string {
+    if (this.conditions.length === 0) return ''
+    return `${SharedWalk.RECENT} AS MATERIALIZED (
+      SELECT m.id, ${this.conditions.map((where, index) => `(${where}) AS h${index}`).join(', ')} FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${this.size}) m
+    ), ${SharedWalk.EDGE} AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n FROM ${SharedWalk.RECENT}),`
+  }
 }
 
 /**
@@ -162,7 +225,20 @@ async function startOf(connection: PgConnection, query: IndexQuery, limit: numbe
   const rows = (term: string): number => {
     const words = query.index === 'words' ? [term] : innerWords(term)
     const known = words.filter(word => lexemes(word).length > 0)
+    if (known.length === 0 && query.index === 'grams') return wholeWordHint(term) ?? stats.rows
     return known.length === 0 ? stats.rows : Math.min(...known.map(wordRows))
+  }
+  // A substring that is one long word ("glimmerwraith") and that this search just counted as a
+  // word, rarely: most of its matches are that word, so it starts as rarely. Only a hint for the
+  // start — `direct` falls back to the probes when it finds more than DIRECT_CAP; without it such
+  // a term checks the newest rows and then probes every bucket (153 at 10M), each GIN scan also
+  // reading the pending list a busy writer keeps filling.
+  const wholeWordHint = (term: string): number | undefined => {
+    if (!WHOLE_WORD.test(term) || [...term].length < WHOLE_WORD_CHARS) return undefined
+    const found = lexemes(term)
+    if (found.length !== 1) return undefined
+    const exact = counted.get(lexemeQuery(found))
+    return exact !== undefined && Date.now() - exact.read < COUNT_TTL_MS && !exact.capped && exact.n * WHOLE_WORD_SLACK < DIRECT_CAP ? exact.n * WHOLE_WORD_SLACK : undefined
   }
   const estimates = query.terms.filter(term => term.length > 0).map(rows)
   if (estimates.length === 0) return 'walk'
@@ -170,6 +246,13 @@ async function startOf(connection: PgConnection, query: IndexQuery, limit: numbe
   if (matching / Math.max(1, stats.rows) * RECENT_WALK >= limit) return 'walk'
   return matching < DIRECT_CAP ? 'direct' : 'probe'
 }
+
+/** A substring of one word token (letters and digits only)... */
+const WHOLE_WORD = /^[\p{L}\p{N}]+$/u
+/** ...this long at least (a short one is a piece of many longer words)... */
+const WHOLE_WORD_CHARS = 8
+/** ...is taken for this many times its count as a word (other words holding it). */
+const WHOLE_WORD_SLACK = 4
 
 /** How long a term count taken for a search steers the plans of that search's lists. */
 const COUNT_TTL_MS = 10_000
@@ -183,22 +266,45 @@ function countsOf(connection: PgConnection): Map<string, { n: number; capped: bo
   return counts
 }
 
-export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
-  if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
-  const params = new Params()
+/** A list answered newest first (no relevance pass): what searchIndexes can batch. */
+function newestFirst(query: IndexQuery): boolean {
+  return query.order === 'newest' || query.index === 'grams'
+}
+
+/** The match and filter of a list (alias `m`), or undefined when it cannot match anything. */
+function whereOf(query: IndexQuery, whole: boolean, params: Params): string | undefined {
+  if (query.terms.length === 0 || query.segments.length === 0) return undefined
   const match = matchSql(query, whole, params)
-  if (match === undefined) return { hits: [], windowed: false }
+  if (match === undefined) return undefined
   // referring to a day of the window stands in for the time bounds
-  const where = `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
-  const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
+  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
+}
+
+/** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
+async function newestListSql(connection: PgConnection, query: IndexQuery, whole: boolean, params: Params, walk?: SharedWalk): Promise<string | undefined> {
+  const where = whereOf(query, whole, params)
+  if (where === undefined) return undefined
   const limit = Math.max(1, Math.floor(query.limit))
   const scoped = scopedMatch(query.segments, whole)
-  if (query.order === 'newest' || query.index === 'grams') {
+  return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit), walk, query.index === 'grams')
+}
+
+export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
+  const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
+  if (newestFirst(query)) {
+    const params = new Params()
+    const ids = await newestListSql(connection, query, whole, params)
+    if (ids === undefined) return { hits: [], windowed: false }
     const rows = await connection.search('search', `
-      WITH picked AS (${newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit))})
+      WITH picked AS (${ids})
       SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
+  const params = new Params()
+  const where = whereOf(query, whole, params)
+  if (where === undefined) return { hits: [], windowed: false }
+  const limit = Math.max(1, Math.floor(query.limit))
+  const scoped = scopedMatch(query.segments, whole)
   // weights: rarer terms count for more (ln of inverse frequency, as bm25's idf)
   const lexemeSets = query.terms.map(lexemes).filter(found => found.length > 0)
   const terms = lexemeSets.map(lexemeQuery)
@@ -219,6 +325,80 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
     SELECT ${columns}, s.score, s.matched FROM scored s JOIN messages m ON m.id = s.id ORDER BY s.score DESC, s.id DESC`, params.values)
   const matched = Number((rows[0] as Row | undefined)?.['matched'] ?? 0)
   return { hits: rows.map(row => ({ message: toMessage(row), score: Number(row['score']) })), windowed: window !== null && matched >= window }
+}
+
+/**
+ * Several lists in one statement: every light newest-first list's ids (each the SQL searchIndex
+ * runs for it, as its own CTE), then the rows of all of them read once — a row several lists hold
+ * is sent once. One snapshot, one round trip and one planning instead of one per list; on a
+ * loaded server the lists no longer wait for a connection each. Any other list goes through
+ * searchIndex (at the same time).
+ */
+export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>, total: () => Promise<number>): Promise<IndexResult[]> {
+  const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
+  const batch = async (): Promise<Map<number, IndexResult>> => {
+    const { lists, ctes, params } = await listsSql(connection, queries, batched, whole)
+    if (lists.length === 0) return new Map()
+    const rows = await connection.search('search', `
+      WITH ${ctes},
+      picked AS (${lists.map((_, index) => `SELECT ${index} AS list, id FROM l${index}`).join(' UNION ALL ')}),
+      wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
+      SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`, params.values)
+    const answers = new Map(lists.map(list => [list.at, { hits: [] as IndexHit[], windowed: false }]))
+    // rows come newest first: each list's hits in its own order (newest first), scored as searchIndex scores them
+    for (const row of rows) {
+      const message = toMessage(row)
+      for (const index of row['lists'] as number[]) {
+        const answer = answers.get(lists[index]!.at)!
+        answer.hits.push({ message, score: -answer.hits.length })
+      }
+    }
+    return answers
+  }
+  const [answers, others] = await Promise.all([
+    batch(),
+    Promise.all(queries.map(async query => (batched(query) ? undefined : searchIndex(connection, query, await whole(query), total)))),
+  ])
+  return queries.map((_, at) => others[at] ?? answers.get(at) ?? { hits: [], windowed: false })
+}
+
+/**
+ * The ids of newest-first lists (ShadowBackend.listIds), newest first, in one statement: the
+ * same lists searchIndexes runs, without reading their rows (the search reads the few it chooses
+ * with candidateRows). Another kind of list is refused.
+ */
+export async function listIds(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>): Promise<number[][]> {
+  if (queries.some(query => !newestFirst(query))) throw new Error('listIds answers newest-first lists only')
+  const { lists, ctes, params } = await listsSql(connection, queries, () => true, whole)
+  const ids: number[][] = queries.map(() => [])
+  if (lists.length === 0) return ids
+  const rows = await connection.search<{ list: number; ids: string[] | null }>('search', `
+    WITH ${ctes}
+    ${lists.map((_, index) => `SELECT ${index} AS list, (SELECT array_agg(id ORDER BY id DESC) FROM l${index}) AS ids`).join(' UNION ALL ')}`, params.values)
+  for (const row of rows) ids[lists[row.list]!.at] = (row.ids ?? []).map(Number)
+  return ids
+}
+
+/** Light rows of these ids, one per id (ShadowBackend.candidateRows); `undefined` for one no longer stored. */
+export async function candidateRows(connection: PgConnection, ids: readonly number[]): Promise<Array<ShadowMessage | undefined>> {
+  if (ids.length === 0) return []
+  const rows = await connection.search('search', `
+    SELECT w.i::int AS wanted_at, ${CANDIDATE_COLUMNS} FROM unnest($1::bigint[]) WITH ORDINALITY AS w(id, i) JOIN messages m ON m.id = w.id`, [[...ids]])
+  const found = new Map(rows.map(row => [row['wanted_at'] as number, toMessage(row)]))
+  return ids.map((_, index) => found.get(index + 1))
+}
+
+/**
+ * The CTEs of a batch of newest-first lists (`l0`, `l1`, … in the order of `lists`, and their
+ * shared walk), for the queries `take` accepts; a list that cannot match anything is left out.
+ */
+async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<boolean>): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
+  const params = new Params()
+  const walk = new SharedWalk(params)
+  // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
+  const plans = await Promise.all(queries.map(async query => (take(query) ? newestListSql(connection, query, await whole(query), params, walk) : undefined)))
+  const lists = plans.flatMap((sql, at) => (sql === undefined ? [] : [{ at, sql }]))
+  return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params }
 }
 
 /**

@@ -189,11 +189,14 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // full, except one longer than the cut (a 50 MB output is not copied for a snippet); all at once
   // (a network backend answers them together instead of one round trip after another)
   const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
-  const read = await Promise.all(winners.map(({ unit }) => Promise.all([full(unit.message), unit.call === undefined ? undefined : full(unit.call)] as const)))
-  // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound)
-  const reader = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
+  // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound); read with the winners
+  const scoped = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
+  const [read, reader] = await Promise.all([
+    Promise.all(winners.map(({ unit }) => Promise.all([full(unit.message), unit.call === undefined ? undefined : full(unit.call)] as const))),
+    scoped ?? (winners.length === 0 ? [] : lineage(backend, options.sessionId)),
+  ])
   // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
-  const viewed = winners.length === 0 ? [] : await viewElision(backend, reader ?? await lineage(backend, options.sessionId), read.map(([message]) => message))
+  const viewed = winners.length === 0 ? [] : await viewElision(backend, reader, read.map(([message]) => message))
   for (const [index, { unit }] of winners.entries()) {
     const message = viewed[index]!
     const call = read[index]![1]

@@ -77,20 +77,17 @@ const QUESTION = /[?？]|吗|呢/u
  * the other speaker within two messages, if it is short.
  */
 export async function answerUnits(backend: ShadowBackend, units: readonly SearchUnit[], segments: readonly LineageSegment[], filter: MessageFilter, pairable: ReadonlySet<string>): Promise<SearchUnit[]> {
-  const out: SearchUnit[] = []
-  const taken = new Set(units.map(unit => messageKey(unit.message)))
-  for (const unit of units) {
+  const asking = (unit: SearchUnit): LineageSegment | undefined => {
     const message = unit.message
     const asks = unit.call === undefined && (message.role === 'user' || message.role === 'assistant') && pairable.has(messageKey(message)) && QUESTION.test(message.text)
-    if (!asks) {
-      out.push(unit)
-      continue
-    }
-    const segment = segments.find(candidate => candidate.sessionId === message.sessionId)
-    if (segment === undefined) {
-      out.push(unit)
-      continue
-    }
+    return asks ? segments.find(candidate => candidate.sessionId === message.sessionId) : undefined
+  }
+  // every asker's reply looked up at once (independent reads: a network backend answers them
+  // together instead of one round trip after another); folded in candidate order below
+  const replies = await Promise.all(units.map(async unit => {
+    const segment = asking(unit)
+    if (segment === undefined) return undefined
+    const message = unit.message
     const next = await backend.readMessages({
       ...filter,
       segments: [segment],
@@ -99,11 +96,17 @@ export async function answerUnits(backend: ShadowBackend, units: readonly Search
       roles: [message.role === 'user' ? 'assistant' : 'user'],
       limit: 1,
     })
-    const reply = next[0]
+    return { reply: next[0] }
+  }))
+  const out: SearchUnit[] = []
+  const taken = new Set(units.map(unit => messageKey(unit.message)))
+  for (const [index, unit] of units.entries()) {
+    const reply = replies[index]?.reply
     if (reply === undefined || reply.callId !== null || reply.text.length > SHORT_REPLY_CHARS || reply.text.trim().length === 0 || taken.has(messageKey(reply))) {
       out.push(unit)
       continue
     }
+    const message = unit.message
     taken.add(messageKey(reply))
     out.push({ message: reply, question: message, text: `${message.text}\n${reply.text}`, score: unit.score })
   }
