@@ -36,6 +36,13 @@ const CANDIDATE_POOL = 50
  * at 4 the session class costs 1.3x (and the many-match slice gains more: store README).
  */
 const WIDE = 2
+/**
+ * Candidates of the words lists read and ranked, in pairing pools (candidates.ts). Chosen on the
+ * dev sets: bench:agent's dev seeds lose needs at 1 (success 91.7 against 95.8 when every
+ * candidate is ranked; a need's answer holding few of the query's words sat 31st-45th by its
+ * lists), none at 2 (95.8); bench:quality's dev many-match slice 0.470 at 1, 0.478 at 2.
+ */
+const CHOSEN_SHARE = 2
 /** Document frequencies are counted up to this many matches. */
 const DF_CAP = 2_000
 /** Newest matches ranked per index list by default (the README's `rankWindow`). */
@@ -143,7 +150,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
       ...rare.map(entry => ({ name: `rare:${entry.word}`, query: wide([entry.word], 'or'), terms: coverageTerms([entry.word]) })),
       ...bridged.map(bridge => ({ name: `bridge:${bridge.translation}`, query: wide([bridge.index], 'or'), terms: bridgeWeight.has(bridge.scan) ? [bridge.scan] : [] })),
       { name: 'any', query: anyWord ? wide(analyzed.words, 'or') : undefined, terms: [] },
-    ], weights, leading),
+    ], weights, leading * CHOSEN_SHARE),
     indexLists(backend, [referring, list('grams', analyzed.grams, 'or')]),
   ])
   const [all, ...byWord] = wordLists
