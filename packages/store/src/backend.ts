@@ -86,6 +86,12 @@ export interface IndexQuery extends MessageFilter {
    * `timeFrom`/`timeTo` are not applied. Words index, `order: 'newest'` only.
    */
   readonly referredDays?: readonly number[]
+  /**
+   * How many messages of the scope the caller counted holding the terms (a hint, from
+   * documentFrequencies): a backend may read a list it expects not to fill in index order. The
+   * result never depends on it (a list that does fill is read newest first after all).
+   */
+  readonly expected?: number
 }
 
 /** Characters of a candidate's text a light read returns (what ranking and passages look at). */

@@ -145,6 +145,29 @@ describe.each(TARGETS)('batched candidate lists (searchIndexes, listIds) on $nam
     expect(ids.flat().length).toBeGreaterThan(20)
   })
 
+  it('gives the same ids whatever count a list is told to expect (a hint for the cheaper read, never a result)', async () => {
+    const backend = store.backend
+    const segments = await store.scopeSegments({ sessionId: 'bp' })
+    const everyone = await store.scopeSegments({ sessionId: 'bp', allSessions: true })
+    const base = { rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true } as const
+    const queries: IndexQuery[] = [
+      { ...base, segments, index: 'words', terms: ['pool'], operator: 'or', limit: 7 },
+      { ...base, segments, index: 'words', terms: ['pool'], operator: 'or', limit: 500 },
+      { ...base, segments, index: 'words', terms: ['connection', 'pool'], operator: 'and', limit: 50 },
+      { ...base, segments: everyone, index: 'words', terms: ['pool', 'retry'], operator: 'or', limit: 12 },
+      { ...base, segments, index: 'words', terms: ['pool'], operator: 'or', limit: 5, roles: ['tool'], excludeToolNames: ['grep'] },
+      { ...base, segments, index: 'words', terms: ['zeppelin'], operator: 'or', limit: 5 },
+    ]
+    const truth = await backend.listIds!(queries)
+    // told too few (the list fills after all), the exact count, too many, none
+    for (const expected of [0, 1, 6, 40, 499, 100_000]) {
+      expect(await backend.listIds!(queries.map(query => ({ ...query, expected })))).toEqual(truth)
+    }
+    // not vacuous: some lists fill their limit, some do not
+    expect(truth.some((ids, at) => ids.length === queries[at]!.limit)).toBe(true)
+    expect(truth.some((ids, at) => ids.length > 0 && ids.length < queries[at]!.limit)).toBe(true)
+  })
+
   it.runIf(target.name === 'postgres')('reads asked at once are one statement with the rows one read each gives', async () => {
     const backend = store.backend as PostgresBackend
     const keys: Array<[string, number]> = [['bp', 3], ['bq', 40], ['bp', 3], ['bf', 95], ['bf', 85], ['br', 160], ['bp', 9_999], ['nobody', 1]]

@@ -141,8 +141,14 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const terms = [...own, ...[...bridgeWeight.keys()].filter(term => !own.includes(term))]
   for (const [term, weight] of bridgeWeight) if (!own.includes(term)) weights.set(term, weight)
   // the words lists, read wide; only the candidates known to hold the most of the query are ranked
-  const wide = (asked: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined =>
-    asked.length === 0 ? undefined : { ...filter, index: 'words', terms: asked, operator, limit: pool * WIDE, rankWindow, order: 'newest', light: true }
+  // with what the counts say the scope holds (a list that will not fill is read the cheaper way)
+  const dfOf = new Map<string, number>([...analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0] as const), ...present.map(entry => [entry.bridge.index, entry.df] as const)])
+  const wide = (asked: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined => {
+    if (asked.length === 0) return undefined
+    const counts = asked.map(term => dfOf.get(term) ?? DF_CAP)
+    const expected = operator === 'and' ? Math.min(...counts) : counts.reduce((sum, count) => sum + count, 0)
+    return { ...filter, index: 'words', terms: asked, operator, limit: pool * WIDE, rankWindow, order: 'newest', light: true, expected }
+  }
   const anyWord = rare.length === 0 && analyzed.words.length > 0
   const [wordLists, [referred, grams]] = await Promise.all([
     memberCandidates(backend, [

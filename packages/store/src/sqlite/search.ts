@@ -162,11 +162,20 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
   const params: unknown[] = []
   const where = filterSql(query, params, whole)
   // no row filter (the whole store, no other condition): the index alone answers, no row is looked up
-  const sql = where === '1'
-    ? 'SELECT f.rowid AS rid FROM messages_words f WHERE messages_words MATCH ? ORDER BY f.rowid DESC LIMIT ?'
+  const sql = (order: 'ASC' | 'DESC'): string => (where === '1'
+    ? `SELECT f.rowid AS rid FROM messages_words f WHERE messages_words MATCH ? ORDER BY f.rowid ${order} LIMIT ?`
     : `SELECT f.rowid AS rid FROM messages_words f CROSS JOIN messages m ON m.id = f.rowid
-    WHERE messages_words MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
-  const rows = conn.stmt(sql).all(scoped(terms, query.segments, whole), ...params as never[], Math.max(1, Math.floor(query.limit))) as Row[]
+    WHERE messages_words MATCH ? AND ${where} ORDER BY f.rowid ${order} LIMIT ?`)
+  const match = scoped(terms, query.segments, whole)
+  const limit = Math.max(1, Math.floor(query.limit))
+  // A list the caller's counts say will not fill: its matches in index order, turned around. FTS5
+  // walks a doclist backwards at about twice the cost (0.2 vs 0.1 ms for 40 matches in a 1M store);
+  // one more match than fits means it fills after all, and it is read newest first.
+  if (query.expected !== undefined && query.expected < limit) {
+    const ascending = conn.stmt(sql('ASC')).all(match, ...params as never[], limit + 1) as Row[]
+    if (ascending.length <= limit) return ascending.map(row => row['rid'] as number).toReversed()
+  }
+  const rows = conn.stmt(sql('DESC')).all(match, ...params as never[], limit) as Row[]
   return rows.map(row => row['rid'] as number)
 }
 
