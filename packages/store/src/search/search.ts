@@ -22,8 +22,8 @@ import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
 import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
 
 /**
- * Candidates of the words lists that are ranked, and leading candidates whose tool call or result
- * (or short answer) is looked up (at least; more for a larger limit).
+ * Leading candidates whose tool call or result (or short answer) is looked up (at least; more for
+ * a larger limit); the words lists' candidates ranked are CHOSEN_SHARE such pools.
  */
 const PAIRING_POOL = 30
 /** Candidates each substring or days list contributes (at least; more for a larger limit). */
