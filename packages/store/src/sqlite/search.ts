@@ -113,8 +113,9 @@ export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQue
   if (!queries.some(idsFirst)) return queries.map(query => searchIndex(conn, query))
   return conn.guard('search', () => {
     const ids = new Map<number, number[]>()
+    const whole = wholeOnce(conn)
     queries.forEach((query, at) => {
-      if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split)))
+      if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split, whole(query.segments))))
     })
     const byId = rowsById(conn, [...new Set([...ids.values()].flat())])
     return queries.map((query, at) => {
@@ -139,10 +140,11 @@ function rowsById(conn: SqliteConnection, ids: readonly number[]): Map<number, S
 
 /** The ids of newest-first light words lists (ShadowBackend.listIds); another list is refused. */
 export function listIds(conn: SqliteConnection, queries: readonly IndexQuery[]): number[][] {
+  const whole = wholeOnce(conn)
   return conn.guard('search', () => queries.map(query => {
     if (query.terms.length === 0 || query.segments.length === 0) return []
     if (!idsFirst(query)) throw new Error('listIds answers newest-first light words lists only')
-    return withTokenFallback('words', split => newestIds(conn, query, split))
+    return withTokenFallback('words', split => newestIds(conn, query, split, whole(query.segments)))
   }))
 }
 
@@ -155,8 +157,7 @@ export function candidateRows(conn: SqliteConnection, ids: readonly number[]): A
 }
 
 /** The ids searchIndex's newest-first words list returns, newest first. */
-function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 'chars'): number[] {
-  const whole = wholeStore(conn, query.segments)
+function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 'chars', whole: boolean): number[] {
   const terms = wordsMatch(query.terms, query.operator, split)
   if (terms === undefined) return []
   const params: unknown[] = []
@@ -233,6 +234,16 @@ function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql
   const clause = 'instr(lower(CAST(m.text AS TEXT)), ?) > 0'
   const joined = usable.map(() => clause).join(operator === 'and' ? ' AND ' : ' OR ')
   return { sql: `((${joined}) OR length(CAST(m.text AS TEXT)) <> length(m.text) OR instr(m.text, X'00') > 0)`, params: usable }
+}
+
+/** wholeStore for the lists of one batch: asked once per segments list (a search's lists share one). */
+function wholeOnce(conn: SqliteConnection): (segments: MessageFilter['segments']) => boolean {
+  const known = new Map<MessageFilter['segments'], boolean>()
+  return segments => {
+    let whole = known.get(segments)
+    if (whole === undefined) known.set(segments, whole = wholeStore(conn, segments))
+    return whole
+  }
 }
 
 /** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
