@@ -94,8 +94,19 @@ export interface IndexQuery extends MessageFilter {
   readonly expected?: number
 }
 
-/** Characters of a candidate's text a light read returns (what ranking and passages look at). */
+/** Characters (UTF-16 code units) of a candidate's text a light read returns (what ranking and passages look at). */
 export const CANDIDATE_TEXT_CHARS = 256_000
+/**
+ * UTF-8 bytes a light read takes from the stored text: always at least CANDIDATE_TEXT_CHARS
+ * characters (a character is at most 3 bytes per code unit), cut to exactly that many by
+ * `candidateText`, so every backend's light rows hold the same text whatever the script.
+ */
+export const CANDIDATE_READ_BYTES = CANDIDATE_TEXT_CHARS * 4
+
+/** A light row's text: its first CANDIDATE_TEXT_CHARS characters. */
+export function candidateText(text: string): string {
+  return text.length > CANDIDATE_TEXT_CHARS ? text.slice(0, CANDIDATE_TEXT_CHARS) : text
+}
 
 export interface IndexHit {
   readonly message: ShadowMessage

@@ -1,5 +1,5 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
-import type { MessageFilter } from '../backend.ts'
+import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
 import { packEventJson, unpackEventJson } from '../event-json.ts'
@@ -10,8 +10,11 @@ export { toCheckpoint, toRecall, toSession } from '../rows.ts'
 
 const MESSAGE_FIELDS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.text, m.elided_by, m.expired_at'
 export const MESSAGE_COLUMNS = `${MESSAGE_FIELDS}, m.event_json`
-/** The same without the event JSON, for search candidates (most are ranked and dropped). */
-export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS}, ''::bytea AS event_json`
+/**
+ * The same without the event JSON and with the text cut, for search candidates (most are ranked
+ * and dropped; a 50 MB output is not sent for them): bytes cut here, characters in toMessage.
+ */
+export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS.replace('m.text', `substring(m.text FROM 1 FOR ${CANDIDATE_READ_BYTES}) AS text`)}, ''::bytea AS event_json, 1 AS light_row`
 /** Stored bytes of one message row (what retention budgets count). */
 export const ROW_BYTES = 'octet_length(m.text) + coalesce(m.event_bytes, octet_length(m.event_json))'
 
@@ -39,7 +42,7 @@ export function eventJsonOf(value: unknown, text: string): string {
 }
 
 export function toMessage(row: Row): ShadowMessage {
-  const text = utf8(row['text'])
+  const text = row['light_row'] === 1 ? candidateText(utf8(row['text'])) : utf8(row['text'])
   return messageOf(row, text, eventJsonOf(row['event_json'], text))
 }
 

@@ -1,5 +1,5 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
-import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
+import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
 import type { ShadowMessage } from '../types.ts'
@@ -9,11 +9,14 @@ export type { Row }
 export { toCheckpoint, toRecall, toSession } from '../rows.ts'
 
 export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.event_json, m.text, m.elided_by, m.expired_at'
-/** The same without the event JSON and with the text cut, for search candidates (most are ranked and dropped). */
-export const CANDIDATE_COLUMNS = MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_TEXT_CHARS}) AS text`)
+/**
+ * The same without the event JSON and with the text cut, for search candidates (most are ranked
+ * and dropped): the stored bytes are cut in SQL, the characters in toMessage (candidateText).
+ */
+export const CANDIDATE_COLUMNS = `${MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_READ_BYTES}) AS text`)}, 1 AS light_row`
 
 export function toMessage(row: Row): ShadowMessage {
-  const text = decodeText(row['text'])
+  const text = row['light_row'] === 1 ? candidateText(decodeText(row['text'])) : decodeText(row['text'])
   return messageOf(row, text, unpackEventJson(row['event_json'], text, row['time'] as number))
 }
 

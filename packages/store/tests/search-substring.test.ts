@@ -1,0 +1,110 @@
+/**
+ * The newest-first substring list (`index: 'grams'`): the AND of a term's trigrams also matches
+ * texts that hold the trigrams apart, so every candidate is checked against its text. The list is
+ * the newest `limit` rows that hold the term (case-insensitively, or after NFKC), whatever number
+ * of false candidates lies between them; on SQLite the false candidates a SQL prefilter cannot
+ * drop (non-ASCII texts) are looked at only up to a bound, so a misleading query stays cheap.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CANDIDATE_TEXT_CHARS, ShadowStore, type IndexQuery, type LineageSegment, type ShadowMessageInput } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
+
+const TERM = 'payments/refund.ts'
+
+/** Rows newest last: true holders of TERM in several spellings among false candidates of both kinds. */
+function rows(sessionId: string): { input: ShadowMessageInput[]; holders: number[] } {
+  const input: ShadowMessageInput[] = []
+  const holders: number[] = []
+  let seq = 1
+  const add = (text: string, holds: boolean): void => {
+    if (holds) holders.push(seq)
+    input.push(message(sessionId, seq++, text))
+  }
+  for (let round = 0; round < 6; round += 1) {
+    // false: every trigram of the term, never the term (ASCII: the SQL prefilter drops these)
+    for (let index = 0; index < 25; index += 1) add(`moved src/payments/routes.ts and src/orders/refund.ts (${round}.${index})`, false)
+    // false and non-ASCII: only the exact check in JavaScript drops these
+    for (let index = 0; index < 7; index += 1) add(`src/payments/routes.ts → src/orders/refund.ts, 已修复 ${round}.${index}`, false)
+    add(`the bug is in src/${TERM} line ${round}`, true)
+    add(`SEE SRC/PAYMENTS/REFUND.TS → 退款 ${round}`, true)
+  }
+  // fullwidth: NFKC folds it to the term
+  add('ｓｒｃ/ｐａｙｍｅｎｔｓ/ｒｅｆｕｎｄ.ｔｓ fails', true)
+  // the term past a light read's cut: still a match, the whole text is checked
+  add(`${'x'.repeat(CANDIDATE_TEXT_CHARS + 10)} src/${TERM}`, true)
+  add('nothing here but payments, refunds and lib/ledger.ts', false)
+  return { input, holders }
+}
+
+describe.each(TARGETS)('newest substring candidates on $name', target => {
+  let store: ShadowStore
+  let holders: number[]
+  let segments: LineageSegment[]
+  const list = (limit: number, terms: readonly string[] = [TERM]): IndexQuery => ({ segments, index: 'grams', terms, operator: 'or', limit, rankWindow: 1_000, order: 'newest', light: true })
+
+  beforeAll(async () => {
+    await target.setup()
+    store = await ShadowStore.open(target.location())
+    const made = rows('sub')
+    holders = made.holders
+    await store.append(made.input)
+    segments = [{ sessionId: 'sub', tag: (await store.session('sub'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
+  }, 60_000)
+  afterAll(async () => {
+    await store.close()
+    await target.teardown()
+  })
+
+  it('lists the newest rows holding the term, in every spelling, past every false candidate', async () => {
+    const newestFirst = holders.toReversed()
+    for (const limit of [1, 2, 5, 9, newestFirst.length, 50]) {
+      const result = await store.backend.searchIndex(list(limit))
+      expect(result.hits.map(hit => hit.message.seq), `limit ${limit}`).toEqual(newestFirst.slice(0, limit))
+    }
+    // light rows: the long one comes back cut to its first CANDIDATE_TEXT_CHARS characters, the others whole
+    const all = await store.backend.searchIndex(list(50))
+    for (const hit of all.hits) {
+      const stored = (await store.backend.getMessage('sub', hit.message.seq))!
+      expect(hit.message.text).toBe(stored.text.slice(0, CANDIDATE_TEXT_CHARS))
+    }
+    expect(all.hits.find(hit => hit.message.seq === newestFirst[0])!.message.text.length).toBe(CANDIDATE_TEXT_CHARS)
+  })
+
+  it('cuts a light row at the same character on every backend, whatever its script', async () => {
+    // 2- and 3-byte characters and astral ones (two code units): a cut in bytes alone would keep fewer characters
+    const texts = [`${'é'.repeat(200_000)} ${TERM} ${'é'.repeat(100_000)}`, `${TERM} ${'连接池'.repeat(100_000)}`, `${TERM} ${'😀'.repeat(150_000)}`]
+    const cut = await ShadowStore.open(target.location())
+    try {
+      await cut.append(texts.map((text, at) => message('cut', at + 1, text)))
+      const scope = [{ sessionId: 'cut', tag: (await cut.session('cut'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
+      const found = await cut.backend.searchIndex({ ...list(5), segments: scope })
+      expect(found.hits.map(hit => hit.message.text)).toEqual(texts.toReversed().map(text => text.slice(0, CANDIDATE_TEXT_CHARS)))
+    } finally {
+      await cut.close()
+    }
+  })
+
+  it('takes any of several terms, and none when no row holds one', async () => {
+    const either = await store.backend.searchIndex(list(50, [TERM, 'lib/ledger.ts']))
+    expect(either.hits.map(hit => hit.message.seq)).toEqual([...holders, holders.at(-1)! + 1].toReversed())
+    expect((await store.backend.searchIndex(list(10, ['payments/refund.js']))).hits).toEqual([])
+  })
+
+  it.runIf(target.name === 'sqlite')('looks at a bounded number of false candidates the SQL prefilter passes', async () => {
+    // 200 non-ASCII false candidates newer than the only holder: past the bound, it is not reached
+    const crowd = await ShadowStore.open(target.location())
+    try {
+      const input = [message('crowd', 1, `the bug is in src/${TERM}`)]
+      for (let seq = 2; seq <= 201; seq += 1) input.push(message('crowd', seq, `src/payments/routes.ts → src/orders/refund.ts ${seq}`))
+      await crowd.append(input)
+      const scope = [{ sessionId: 'crowd', tag: (await crowd.session('crowd'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
+      expect((await crowd.backend.searchIndex({ ...list(1), segments: scope })).hits).toEqual([])
+      // with fewer false candidates in the way it is found
+      await crowd.backend.deleteMessages('crowd', Array.from({ length: 150 }, (_, at) => at + 2))
+      expect((await crowd.backend.searchIndex({ ...list(1), segments: scope })).hits.map(hit => hit.message.seq)).toEqual([1])
+    } finally {
+      await crowd.close()
+    }
+  })
+})
