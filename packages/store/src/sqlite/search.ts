@@ -21,7 +21,7 @@ import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
 const SCOPE_TOKEN_LIMIT = 8
 /** Ranked substring candidates are read this many times over: the text check drops the false ones. */
 const GRAMS_OVERREAD = 2
-/** Batches of newest substring candidates read at most (bounds a query whose trigrams mislead). */
+/** Newest substring candidates looked at: this many batches at most (bounds a query whose trigrams mislead). */
 const GRAMS_BATCHES = 4
 /** Newest substring candidates read per batch at least: an existence check (limit 1) survives a few false ones. */
 const GRAMS_MIN_BATCH = 32
@@ -59,20 +59,20 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
       const sql = `SELECT f.rowid AS rid, ${columns} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
-        WHERE ${table} MATCH ? AND f.rowid <= ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
-      const want = verify === undefined ? limit : Math.max(limit, GRAMS_MIN_BATCH)
-      const messages: ShadowMessage[] = []
-      let below = Number.MAX_SAFE_INTEGER
-      for (let batch = 0; batch < (verify === undefined ? 1 : GRAMS_BATCHES) && messages.length < limit; batch += 1) {
-        const rows = conn.stmt(sql).all(match, below, ...filterParams as never[], want) as Row[]
-        for (const row of rows) {
-          const message = toMessage(row)
-          if (verify === undefined || verify(message, row)) messages.push(message)
-        }
-        if (rows.length < want) break
-        below = (rows.at(-1)!['rid'] as number) - 1
+        WHERE ${table} MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
+      if (verify === undefined) {
+        const rows = conn.stmt(sql).all(match, ...filterParams as never[], limit) as Row[]
+        return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
       }
-      return { hits: messages.slice(0, limit).map((message, index) => ({ message, score: -index })), windowed: false }
+      // Substring candidates are checked one by one on a single walk of the index, stopped as soon
+      // as `limit` pass (a new statement per batch would walk FTS5's reversed doclists again, ~1 ms
+      // each for a path's trigrams at 1M); at most GRAMS_BATCHES batches' worth are looked at.
+      const messages: ShadowMessage[] = []
+      for (const row of conn.stmt(sql).iterate(match, ...filterParams as never[], GRAMS_BATCHES * Math.max(limit, GRAMS_MIN_BATCH)) as Iterable<Row>) {
+        const message = toMessage(row)
+        if (verify(message, row) && messages.push(message) >= limit) break
+      }
+      return { hits: messages.map((message, index) => ({ message, score: -index })), windowed: false }
     }
     // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
     let floor = 0
