@@ -29,13 +29,15 @@
  * naive or grep-like scan; three runs, median); RESULT's speedup_1m_grep is the worst class against it.
  * "JS only" times the same search over a backend that replays every answer from memory: the
  * orchestration's own cost, the floor under any index (RESULT: session_floor_speedup_1m, the most the
- * session class could gain over its scan with free index answers, and js_floor_max_1m_ms).
+ * session class could gain over its scan with free index answers, and js_floor_max_1m_ms). For the
+ * session class it also times one index lookup alone (each query's cheapest word counted in the
+ * session's scope; RESULT session_lookup_1m_ms): what one answer of the shared index costs there.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { ShadowStore, SqliteBackend, type SearchHit, type SearchOptions, type ShadowBackend, type ShadowMessage, type ShadowMessageInput } from '@dsh-shadow/store'
+import { analyzeQuery, ShadowStore, SqliteBackend, type SearchHit, type SearchOptions, type ShadowBackend, type ShadowMessage, type ShadowMessageInput } from '@dsh-shadow/store'
 import { CLASSES, Generator, NEEDLES, SESSION_SIZE, sessionId } from './corpus.ts'
 import { median, printTable, result } from './report.ts'
 
@@ -168,7 +170,7 @@ function messagesOf(hit: SearchHit): ShadowMessage[] {
   return hit.call === undefined ? [hit.message] : [hit.message, hit.call]
 }
 
-interface Measure { ours: number[]; scan: number[]; naive: number[]; js: number[] }
+interface Measure { ours: number[]; scan: number[]; naive: number[]; js: number[]; lookup: number[] }
 
 /**
  * The same store over a backend that answers every call it was asked before from memory (the
@@ -199,7 +201,7 @@ for (const size of SIZES) {
   const store = stores.get(size)!
   const rows: Array<readonly unknown[]> = []
   for (const cls of CLASSES) {
-    const samples: Measure = { ours: [], scan: [], naive: [], js: [] }
+    const samples: Measure = { ours: [], scan: [], naive: [], js: [], lookup: [] }
     const options: SearchOptions = cls.session ? { sessionId: sessionId(0), limit: LIMIT } : { sessionId: sessionId(0), allSessions: true, limit: LIMIT }
     const [from, to] = cls.session ? [0, Math.min(SESSION_SIZE, size)] : [0, size]
     for (const query of cls.queries) {
@@ -239,6 +241,21 @@ for (const size of SIZES) {
         js.push(performance.now() - begin)
       }
       samples.js.push(...js)
+      // the session's share of one index lookup: the cheapest of the query's words counted in the scope (one call)
+      if (cls.session) {
+        const segments = await store.scopeSegments({ sessionId: sessionId(0) })
+        const costs: number[] = []
+        for (const word of analyzeQuery(query).words) {
+          const runs: number[] = []
+          for (let run = 0; run < WARMUP + REPS; run += 1) {
+            const begin = performance.now()
+            await store.backend.documentFrequencies({ segments, index: 'words', terms: [word], cap: 2_000 })
+            if (run >= WARMUP) runs.push(performance.now() - begin)
+          }
+          costs.push(median(runs))
+        }
+        if (costs.length > 0) samples.lookup.push(Math.min(...costs))
+      }
       const naive = median(naives)
       samples.naive.push(...naives)
       samples.ours.push(...ours)
@@ -324,9 +341,13 @@ const sessionClass = CLASSES.find(cls => cls.session)!
 const sessionJs = median(perClass.get(sessionClass.name)!.get(large)!.js)
 const jsMax = CLASSES.map(cls => ({ name: cls.name, value: median(perClass.get(cls.name)!.get(large)!.js) })).reduce((a, b) => (b.value > a.value ? b : a))
 console.log(`floor at ${sizeLabel(large)} (every backend answer replayed from memory, the orchestration in JavaScript alone): session class ${sessionJs.toFixed(2)} ms = ${(median(perClass.get(sessionClass.name)!.get(large)!.scan) / sessionJs).toFixed(1)}x its session scan at most; slowest class ${jsMax.name} ${jsMax.value.toFixed(2)} ms`)
+const sessionScan = median(perClass.get(sessionClass.name)!.get(large)!.scan)
+const lookup = median(perClass.get(sessionClass.name)!.get(large)!.lookup)
+console.log(`one scoped index lookup at ${sizeLabel(large)} (per session query, its cheapest word counted in the session's scope: one documentFrequencies call: the least one full-text lookup of the search costs): p50 ${lookup.toFixed(3)} ms; 10x the session scan leaves ${(sessionScan / 10).toFixed(3)} ms for the whole search`)
 console.log(`issue 14 at ${sizeLabel(large)}: session class ${sessionSpeedup.toFixed(1)}x its session scan (target >= 10x); slowest class p50 ${p50Max.name} ${p50Max.value.toFixed(2)} ms (target <= 2 ms); file/text ${bytesRatio.get(large)!.toFixed(2)} (target <= 2)`)
 result('search', {
   speedup_1m: worstSpeedup.value.toFixed(1), speedup_1m_grep: worstGrep.value.toFixed(1), growth_1m_10k: worstGrowth.value.toFixed(2),
   session_speedup_1m: sessionSpeedup.toFixed(1), p50_max_1m_ms: p50Max.value.toFixed(2), bytes_ratio: bytesRatio.get(large)!.toFixed(2),
   session_floor_speedup_1m: (median(perClass.get(sessionClass.name)!.get(large)!.scan) / sessionJs).toFixed(1), js_floor_max_1m_ms: jsMax.value.toFixed(2),
+  session_lookup_1m_ms: lookup.toFixed(3),
 })
