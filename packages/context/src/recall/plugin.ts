@@ -163,6 +163,10 @@ export class ShadowRecall {
     } catch (error) {
       throw new RecallError('UNAVAILABLE', `the shadow store is unavailable: ${error instanceof Error ? error.message : String(error)}`)
     }
+    // read your own writes: what was captured before this call (batched for up to batchDelayMs)
+    // is in the store before it is searched; a failed write is the capture's to report, the
+    // recall still answers from what is stored
+    await this.capture.flush().catch(() => undefined)
     const turnStartSeq = currentTurnStart(agent.session)
     const capture = this.capture
     return new RecallResolver(store, { sessionId: agent.session.id, ...(workspace === undefined ? {} : { workspace }), ...(turnStartSeq === undefined ? {} : { turnStartSeq }), redact: text => capture.redactText(text) })
@@ -255,6 +259,8 @@ export class ShadowRecall {
   /** One bounded recall message for a strongly matching prompt, or nothing. */
   private async proactiveRecall(session: Session, turn: number, prompt: string): Promise<UserMessage | undefined> {
     const store = await this.capture.opened()
+    // the previous turn's last events may still be batched: searched as stored, not as captured so far
+    await this.capture.flush().catch(() => undefined)
     if ((await store.session(session.id)) === undefined) {
       // a fresh fork or a session whose first batch is still on its way: say so, once per turn
       this.ctx.logger.info(`Shadow Context: proactive recall skipped: the store does not know session ${session.id} yet`)
