@@ -153,20 +153,58 @@ async function timeFloors(probes: FloorProbe[] | undefined, samples: Samples): P
   }
 }
 
-/** Every query of every class `reps` times (after one warm-up run each). */
-async function idleSearches(store: ShadowStore, floors: FloorProbe[] | undefined): Promise<Samples> {
-  const samples: Samples = {}
-  for (const cls of CLASSES) {
-    samples[cls.name] = []
-    for (const query of cls.queries) {
-      await timeQuery(store, cls, query)
-      for (let rep = 0; rep < REPS; rep += 1) {
-        samples[cls.name]!.push(await timeQuery(store, cls, query))
-        await timeFloors(floors, samples)
-      }
+/**
+ * CPU time (ms) the server's processes have used so far — the postmaster's children, read from
+ * /proc (Linux; undefined elsewhere). Differences over a run of searches on an otherwise idle
+ * server give its CPU per search (an extra figure; a process that exits meanwhile drops out,
+ * so it is a floor, and it counts 10 ms ticks).
+ */
+async function serverCpu(store: ShadowStore): Promise<(() => number | undefined) | undefined> {
+  if (!(store.backend instanceof PostgresBackend)) return undefined
+  const [row] = (await store.backend.connection.searchPool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows
+  const statOf = (pid: string | number): string[] | undefined => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return text.slice(text.lastIndexOf(')') + 2).split(' ')
+    } catch {
+      return undefined
     }
   }
-  return samples
+  const postmaster = statOf(row!.pid)?.[1] // fields after the name: state, ppid, ...
+  if (postmaster === undefined) return undefined
+  const tickMs = 1000 / 100 // USER_HZ
+  return () => {
+    let ticks = 0
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue
+      const fields = statOf(name)
+      // utime and stime are fields 14 and 15 of /proc/<pid>/stat (11 and 12 after state)
+      if (fields !== undefined && (fields[1] === postmaster || name === postmaster)) ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks * tickMs
+  }
+}
+
+/** Every query of every class `reps` times (after one warm-up run each). */
+async function idleSearches(store: ShadowStore, floors: FloorProbe[] | undefined): Promise<{ samples: Samples; cpuMs: Map<string, number> }> {
+  const samples: Samples = {}
+  const cpu = await serverCpu(store)
+  const cpuMs = new Map<string, number>()
+  for (const cls of CLASSES) {
+    samples[cls.name] = []
+    // the server's CPU per search, over the class's timed searches only (not the warm-ups, not the floor probes)
+    let used: number | undefined = 0
+    for (const query of cls.queries) {
+      await timeQuery(store, cls, query)
+      const before = cpu?.()
+      for (let rep = 0; rep < REPS; rep += 1) samples[cls.name]!.push(await timeQuery(store, cls, query))
+      const after = cpu?.()
+      used = before === undefined || after === undefined || used === undefined ? undefined : used + after - before
+    }
+    if (used !== undefined && cpu !== undefined) cpuMs.set(cls.name, used / samples[cls.name]!.length)
+    for (let rep = 0; rep < REPS; rep += 1) await timeFloors(floors, samples)
+  }
+  return { samples, cpuMs }
 }
 
 function writer(location: string, count: number, name: string, rate?: number): Promise<{ written: number; unchanged: number; ms: number }> {
@@ -215,6 +253,7 @@ const load = (): string => loadavg().map(value => value.toFixed(1)).join(' ')
 
 const rows: Array<readonly unknown[]> = []
 const ingestRows: Array<readonly unknown[]> = []
+const cpuRows: Array<readonly unknown[]> = []
 const worst: { p99: number; pacedP99?: number | undefined; floorP99?: number[]; lost: number; bytesPerMsg: number; messages: number } = { p99: 0, lost: 0, bytesPerMsg: 0, messages: 0 }
 const COLUMNS = ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers', `4 writers paced ${PACED}/s each (extra)`]
 const notes: string[] = []
@@ -339,7 +378,7 @@ async function measure(key: string): Promise<void> {
   const maintenanceS = (performance.now() - begin) / 1000
   const loadIdle = load()
   const floors = await floorProbes(store)
-  const idle = await idleSearches(store, floors)
+  const { samples: idle, cpuMs } = await idleSearches(store, floors)
   const before = (await store.stats()).messages
   const one = await writePhase(store, locationOf(key), 1, `n${size}-one`, floors)
   const loadOne = load()
@@ -372,6 +411,7 @@ async function measure(key: string): Promise<void> {
       floorP99.push(four.samples[floor.name] === undefined ? 0 : percentile(four.samples[floor.name]!, 0.99))
     }
   }
+  if (cpuMs.size > 0) cpuRows.push(...CLASSES.map(cls => [name, size, cls.name, cpuMs.get(cls.name)?.toFixed(1) ?? '-', loadIdle] as const))
   mine.push([name, size, 'load average (1 5 15 min)', loadIdle, loadOne, loadFour, paced === undefined ? '-' : loadPaced])
   rows.push(...mine)
   // each size's figures as soon as they exist: a run stopped later keeps them
@@ -397,6 +437,7 @@ printTable('ingest (generated: messages/s through store.append, one process, bat
   ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'built (UTC)', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
 printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages as fast as the store takes them; paced (an extra condition, not the goal's): 4 writers at ${PACED} msg/s each for ${PACED_S} s; a search the guard cancelled counts at the time it took to fail ([n failed]); last row per size: load average after each condition`,
   COLUMNS, rows)
+if (cpuRows.length > 0) printTable('server CPU per search, idle (extra): CPU ms of the server\'s processes (the postmaster\'s children, /proc, 10 ms ticks) over the idle runs of a class, per search', ['backend', 'messages', 'class', 'server CPU ms / search', 'load average'], cpuRows)
 for (const note of notes) console.log(note)
 console.log(`conditions: one machine (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, ${Object.entries(PG_SETTINGS).map(([k, v]) => `${k} ${v}`).join(', ')}; SQLite WAL, synchronous normal`)
 console.log(`total wall time ${((performance.now() - started) / 60_000).toFixed(1)} min`)
