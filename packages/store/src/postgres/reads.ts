@@ -97,7 +97,7 @@ export class MessageReads {
     batch.forEach((entry, index) => {
       // a branch's rows in its own order (UNION ALL keeps no order of its own): seq, stable for ties
       const order = entry.query.descending === true ? -1 : 1
-      entry.resolve(answers[index]!.map(toMessage).sort((a, b) => order * (a.seq - b.seq)))
+      entry.resolve(answers[index]!.map(toMessage).toSorted((a, b) => order * (a.seq - b.seq)))
     })
   }
 
