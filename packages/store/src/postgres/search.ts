@@ -325,7 +325,9 @@ function whereOf(query: IndexQuery, whole: boolean, params: Params): string | un
   const match = matchSql(query, whole, params)
   if (match === undefined) return undefined
   // referring to a day of the window stands in for the time bounds
-  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
+  // a scoped words match holds the scope lexemes: its sessions are checked on the row (filterSql)
+  const sessions = query.index === 'words' && scopedMatch(query.segments, whole) ? 'row' : 'index'
+  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole, sessions)}`
 }
 
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
