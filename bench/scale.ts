@@ -32,7 +32,8 @@
  * come from <dir>/built.json) and first forgets the sessions earlier runs' writers added.
  *
  * Extra rows per PostgreSQL size, labelled (they replace nothing): the floor — a `SELECT 1` and a
- * one-row primary-key read on the search pool, timed after each search in each condition.
+ * one-row primary-key read on the search pool, timed after each search in each condition — and an
+ * extra table of the server's CPU per search in the idle condition (the postmaster's children, /proc).
  *
  * Ends with `RESULT scale backend=postgres messages=<largest PG size> p99_ms=<worst class p99 with 4
  * writers> writers=4 lost=<n> bytes_per_msg=<n>`, then the extra keys p99_paced_ms, floor_p99_ms
