@@ -31,8 +31,13 @@
  * reuses every size already built (its build figures, with the time and load they were taken at,
  * come from <dir>/built.json) and first forgets the sessions earlier runs' writers added.
  *
+ * Extra rows per PostgreSQL size, labelled (they replace nothing): the floor — a `SELECT 1` and a
+ * one-row primary-key read on the search pool, timed after each search in each condition — and an
+ * extra table of the server's CPU per search in the idle condition (the postmaster's children, /proc).
+ *
  * Ends with `RESULT scale backend=postgres messages=<largest PG size> p99_ms=<worst class p99 with 4
- * writers> writers=4 lost=<n> bytes_per_msg=<n>`.
+ * writers> writers=4 lost=<n> bytes_per_msg=<n>`, then the extra keys p99_paced_ms, floor_p99_ms
+ * and floor_pk_p99_ms (the floor's p99 with 4 unpaced writers).
  *
  * Env: BENCH_SCALE_SIZES, BENCH_SCALE_GENERATE (messages generated through the analyzer, default
  * the smallest size), BENCH_SCALE_SQLITE (SQLite size, default 1000000; 0 skips it),
@@ -115,17 +120,92 @@ async function timeQuery(store: ShadowStore, cls: (typeof CLASSES)[number], quer
   return performance.now() - begin
 }
 
-/** Every query of every class `reps` times (after one warm-up run each). */
-async function idleSearches(store: ShadowStore): Promise<Samples> {
-  const samples: Samples = {}
-  for (const cls of CLASSES) {
-    samples[cls.name] = []
-    for (const query of cls.queries) {
-      await timeQuery(store, cls, query)
-      for (let rep = 0; rep < REPS; rep += 1) samples[cls.name]!.push(await timeQuery(store, cls, query))
+/**
+ * The floor under a search (an extra measurement beside the classes, PostgreSQL only): one
+ * trivial round trip on the search pool — `SELECT 1`, and a one-row primary-key read — timed
+ * after each search, in the same condition. What any search pays at least for each of its
+ * statements there: on a loaded machine this is the queueing, not our plans.
+ */
+const FLOORS = [
+  { name: 'floor: SELECT 1 (search pool, extra)', sql: 'SELECT 1' },
+  { name: 'floor: one-row primary-key read (search pool, extra)', sql: 'SELECT id, session_id, seq FROM messages WHERE id = $1' },
+] as const
+type FloorProbe = () => Promise<void>
+
+/** The floor probes of a store (none for SQLite: it answers in process, with no round trip). */
+async function floorProbes(store: ShadowStore): Promise<FloorProbe[] | undefined> {
+  if (!(store.backend instanceof PostgresBackend)) return undefined
+  const pool = store.backend.connection.searchPool
+  const [row] = (await pool.query<{ id: string }>('SELECT max(id) AS id FROM messages')).rows
+  // a row of the generated sessions (the writers' rows come and go between runs)
+  const id = Math.max(1, Math.floor(Number(row?.id ?? 1) / 2))
+  return FLOORS.map(floor => async () => {
+    await pool.query(floor.sql, floor.sql.includes('$1') ? [id] : [])
+  })
+}
+
+/** Each floor probe once, timed into `samples` (keyed by its row name). */
+async function timeFloors(probes: FloorProbe[] | undefined, samples: Samples): Promise<void> {
+  if (probes === undefined) return
+  for (const [index, probe] of probes.entries()) {
+    const begin = performance.now()
+    await probe()
+    ;(samples[FLOORS[index]!.name] ??= []).push(performance.now() - begin)
+  }
+}
+
+/**
+ * CPU time (ms) the server's processes have used so far — the postmaster's children, read from
+ * /proc (Linux; undefined elsewhere). Differences over a run of searches on an otherwise idle
+ * server give its CPU per search (an extra figure; a process that exits meanwhile drops out,
+ * so it is a floor, and it counts 10 ms ticks).
+ */
+async function serverCpu(store: ShadowStore): Promise<(() => number | undefined) | undefined> {
+  if (!(store.backend instanceof PostgresBackend)) return undefined
+  const [row] = (await store.backend.connection.searchPool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows
+  const statOf = (pid: string | number): string[] | undefined => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return text.slice(text.lastIndexOf(')') + 2).split(' ')
+    } catch {
+      return undefined
     }
   }
-  return samples
+  const postmaster = statOf(row!.pid)?.[1] // fields after the name: state, ppid, ...
+  if (postmaster === undefined) return undefined
+  const tickMs = 1000 / 100 // USER_HZ
+  return () => {
+    let ticks = 0
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue
+      const fields = statOf(name)
+      // utime and stime are fields 14 and 15 of /proc/<pid>/stat (11 and 12 after state)
+      if (fields !== undefined && (fields[1] === postmaster || name === postmaster)) ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks * tickMs
+  }
+}
+
+/** Every query of every class `reps` times (after one warm-up run each). */
+async function idleSearches(store: ShadowStore, floors: FloorProbe[] | undefined): Promise<{ samples: Samples; cpuMs: Map<string, number> }> {
+  const samples: Samples = {}
+  const cpu = await serverCpu(store)
+  const cpuMs = new Map<string, number>()
+  for (const cls of CLASSES) {
+    samples[cls.name] = []
+    // the server's CPU per search, over the class's timed searches only (not the warm-ups, not the floor probes)
+    let used: number | undefined = 0
+    for (const query of cls.queries) {
+      await timeQuery(store, cls, query)
+      const before = cpu?.()
+      for (let rep = 0; rep < REPS; rep += 1) samples[cls.name]!.push(await timeQuery(store, cls, query))
+      const after = cpu?.()
+      used = before === undefined || after === undefined || used === undefined ? undefined : used + after - before
+    }
+    if (used !== undefined && cpu !== undefined) cpuMs.set(cls.name, used / samples[cls.name]!.length)
+    for (let rep = 0; rep < REPS; rep += 1) await timeFloors(floors, samples)
+  }
+  return { samples, cpuMs }
 }
 
 function writer(location: string, count: number, name: string, rate?: number): Promise<{ written: number; unchanged: number; ms: number }> {
@@ -144,7 +224,7 @@ function writer(location: string, count: number, name: string, rate?: number): P
  * `writers` processes add EXTRA messages in total (as fast as they can), or each `paced` msg/s for
  * PACED_S seconds, while this process searches round-robin over the classes.
  */
-async function writePhase(store: ShadowStore, location: string, writers: number, phase: string, paced?: number): Promise<{ samples: Samples; rate: number; sent: number; written: number }> {
+async function writePhase(store: ShadowStore, location: string, writers: number, phase: string, floors: FloorProbe[] | undefined, paced?: number): Promise<{ samples: Samples; rate: number; sent: number; written: number }> {
   const samples: Samples = Object.fromEntries(CLASSES.map(cls => [cls.name, [] as number[]]))
   const begin = performance.now()
   const state = { running: true }
@@ -156,6 +236,7 @@ async function writePhase(store: ShadowStore, location: string, writers: number,
     await new Promise(resolve => setImmediate(resolve))
     const cls = CLASSES[turn % CLASSES.length]!
     samples[cls.name]!.push(await timeQuery(store, cls, cls.queries[Math.floor(turn / CLASSES.length) % cls.queries.length]!))
+    await timeFloors(floors, samples)
     turn += 1
   }
   const outcomes = await jobs
@@ -173,7 +254,8 @@ const load = (): string => loadavg().map(value => value.toFixed(1)).join(' ')
 
 const rows: Array<readonly unknown[]> = []
 const ingestRows: Array<readonly unknown[]> = []
-const worst: { p99: number; pacedP99?: number | undefined; lost: number; bytesPerMsg: number; messages: number } = { p99: 0, lost: 0, bytesPerMsg: 0, messages: 0 }
+const cpuRows: Array<readonly unknown[]> = []
+const worst: { p99: number; pacedP99?: number | undefined; floorP99?: number[]; lost: number; bytesPerMsg: number; messages: number } = { p99: 0, lost: 0, bytesPerMsg: 0, messages: 0 }
 const COLUMNS = ['backend', 'messages', 'class', 'idle', '1 writer', '4 writers', `4 writers paced ${PACED}/s each (extra)`]
 const notes: string[] = []
 const generated = Math.ceil(GENERATE / SESSION_SIZE)
@@ -296,13 +378,14 @@ async function measure(key: string): Promise<void> {
   else (store.backend as SqliteBackend).optimize()
   const maintenanceS = (performance.now() - begin) / 1000
   const loadIdle = load()
-  const idle = await idleSearches(store)
+  const floors = await floorProbes(store)
+  const { samples: idle, cpuMs } = await idleSearches(store, floors)
   const before = (await store.stats()).messages
-  const one = await writePhase(store, locationOf(key), 1, `n${size}-one`)
+  const one = await writePhase(store, locationOf(key), 1, `n${size}-one`, floors)
   const loadOne = load()
-  const four = await writePhase(store, locationOf(key), 4, `n${size}-four`)
+  const four = await writePhase(store, locationOf(key), 4, `n${size}-four`, floors)
   const loadFour = load()
-  const paced = PACED > 0 && PACED_S > 0 ? await writePhase(store, locationOf(key), 4, `n${size}-paced`, PACED) : undefined
+  const paced = PACED > 0 && PACED_S > 0 ? await writePhase(store, locationOf(key), 4, `n${size}-paced`, floors, PACED) : undefined
   const loadPaced = load()
   const stats = await store.stats()
   const lost = before + one.sent + four.sent + (paced?.sent ?? 0) - stats.messages
@@ -321,11 +404,20 @@ async function measure(key: string): Promise<void> {
     if (four.samples[cls.name]!.length > 0) fourP99 = Math.max(fourP99, percentile(four.samples[cls.name]!, 0.99))
     if ((paced?.samples[cls.name]!.length ?? 0) > 0) pacedP99 = Math.max(pacedP99, percentile(paced!.samples[cls.name]!, 0.99))
   }
+  const floorP99: number[] = []
+  if (floors !== undefined) {
+    for (const floor of FLOORS) {
+      const cell = (samples: Samples | undefined): string => samples?.[floor.name] === undefined ? '-' : `${percentile(samples[floor.name]!, 0.5).toFixed(1)} / ${percentile(samples[floor.name]!, 0.99).toFixed(1)} (${samples[floor.name]!.length})`
+      mine.push([name, size, floor.name, cell(idle), cell(one.samples), cell(four.samples), cell(paced?.samples)])
+      floorP99.push(four.samples[floor.name] === undefined ? 0 : percentile(four.samples[floor.name]!, 0.99))
+    }
+  }
+  if (cpuMs.size > 0) cpuRows.push(...CLASSES.map(cls => [name, size, cls.name, cpuMs.get(cls.name)?.toFixed(1) ?? '-', loadIdle] as const))
   mine.push([name, size, 'load average (1 5 15 min)', loadIdle, loadOne, loadFour, paced === undefined ? '-' : loadPaced])
   rows.push(...mine)
   // each size's figures as soon as they exist: a run stopped later keeps them
   printTable(`${key}: p50 / p99 (samples), ms; ingest ${one.rate.toFixed(0)} / ${four.rate.toFixed(0)} msg/s with 1 / 4 writers${paced === undefined ? '' : ` (paced: ${paced.rate.toFixed(0)})`}; lost ${lost}; ${bytesPerMsg.toFixed(0)} bytes/msg`, COLUMNS, mine)
-  if (name === 'postgres') Object.assign(worst, { p99: fourP99, pacedP99: paced === undefined ? undefined : pacedP99, lost, bytesPerMsg, messages: size })
+  if (name === 'postgres') Object.assign(worst, { p99: fourP99, pacedP99: paced === undefined ? undefined : pacedP99, floorP99, lost, bytesPerMsg, messages: size })
   console.log(`  ${key}: measured (${((performance.now() - started) / 60_000).toFixed(1)} min, load ${load()})`)
 }
 
@@ -346,11 +438,14 @@ printTable('ingest (generated: messages/s through store.append, one process, bat
   ['backend', 'messages', 'generated msg/s', 'index build s', 'copied msg/s', 'built (UTC)', 'vacuum/optimize s', '1 writer msg/s', '4 writers msg/s', 'lost', 'bytes/msg', 'bytes/text byte'], ingestRows)
 printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; store-wide classes search every session, session = one session of 10k; idle: ${REPS} runs per query after a warm-up; with writers: round-robin while they append ${EXTRA} messages as fast as the store takes them; paced (an extra condition, not the goal's): 4 writers at ${PACED} msg/s each for ${PACED_S} s; a search the guard cancelled counts at the time it took to fail ([n failed]); last row per size: load average after each condition`,
   COLUMNS, rows)
+if (cpuRows.length > 0) printTable('server CPU per search, idle (extra): CPU ms of the server\'s processes (the postmaster\'s children, /proc, 10 ms ticks) over the idle runs of a class, per search', ['backend', 'messages', 'class', 'server CPU ms / search', 'load average'], cpuRows)
 for (const note of notes) console.log(note)
 console.log(`conditions: one machine (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, ${Object.entries(PG_SETTINGS).map(([k, v]) => `${k} ${v}`).join(', ')}; SQLite WAL, synchronous normal`)
 console.log(`total wall time ${((performance.now() - started) / 60_000).toFixed(1)} min`)
 for (const store of open.values()) await store.close()
 server.stop()
 if (KEEP === undefined) rmSync(dir, { recursive: true, force: true })
-// p99_paced_ms: an extra key (4 writers paced, see the header), beside the goal's p99_ms
-result('scale', { backend: 'postgres', messages: worst.messages, p99_ms: worst.p99.toFixed(1), writers: 4, lost: worst.lost, bytes_per_msg: worst.bytesPerMsg.toFixed(0), ...(worst.pacedP99 === undefined ? {} : { p99_paced_ms: worst.pacedP99.toFixed(1) }) })
+// extra keys beside the goal's p99_ms: p99_paced_ms (4 writers paced, see the header); the floor
+// with 4 (unpaced) writers: floor_p99_ms (SELECT 1 on the search pool), floor_pk_p99_ms (a one-row primary-key read)
+const floorKeys = worst.floorP99 === undefined || worst.floorP99.length < 2 ? {} : { floor_p99_ms: worst.floorP99[0]!.toFixed(1), floor_pk_p99_ms: worst.floorP99[1]!.toFixed(1) }
+result('scale', { backend: 'postgres', messages: worst.messages, p99_ms: worst.p99.toFixed(1), writers: 4, lost: worst.lost, bytes_per_msg: worst.bytesPerMsg.toFixed(0), ...(worst.pacedP99 === undefined ? {} : { p99_paced_ms: worst.pacedP99.toFixed(1) }), ...floorKeys })

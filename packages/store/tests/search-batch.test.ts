@@ -173,24 +173,57 @@ describe.each(TARGETS)('batched candidate lists (searchIndexes, listIds) on $nam
     const keys: Array<[string, number]> = [['bp', 3], ['bq', 40], ['bp', 3], ['bf', 95], ['bf', 85], ['br', 160], ['bp', 9_999], ['nobody', 1]]
     const alone = []
     for (const [sessionId, seq] of keys) alone.push(await backend.getMessage(sessionId, seq))
-    let statements = 0
-    const pool = backend.connection.pool
-    const query = pool.query.bind(pool)
-    pool.query = ((...args: Parameters<typeof query>) => {
-      statements += 1
-      return query(...args)
-    }) as typeof pool.query
-    try {
-      const together = await Promise.all(keys.map(([sessionId, seq]) => backend.getMessage(sessionId, seq)))
-      expect(together).toEqual(alone)
-      expect(statements).toBe(1)
-    } finally {
-      pool.query = query
-    }
+    const together = await statementsOf(backend, () => Promise.all(keys.map(([sessionId, seq]) => backend.getMessage(sessionId, seq))))
+    expect(together.value).toEqual(alone)
+    expect(together.statements).toBe(1)
     // present and absent keys both answered (a fork's own rows, its parent's rows are not its own)
     expect(alone.map(row => row === undefined)).toEqual([false, false, false, false, true, false, true, true])
   })
+
+  it.runIf(target.name === 'postgres')('range reads asked at once are one statement with the rows one read each gives; a bad one fails alone', async () => {
+    const backend = store.backend as PostgresBackend
+    const fork = await store.scopeSegments({ sessionId: 'bf' })
+    const one = await store.scopeSegments({ sessionId: 'bp' })
+    const reads = [
+      { segments: one, limit: 5 },
+      { segments: one, limit: 5, descending: true },
+      { segments: fork, fromSeq: 80, toSeq: 100, limit: 50 },
+      { segments: fork, fromSeq: 80, toSeq: 100, limit: 50, descending: true },
+      { segments: one, fromSeq: 10, toSeq: 11, roles: ['assistant'], limit: 1 },
+      { segments: one, fromSeq: 9_000, limit: 3 },
+      { segments: one, limit: 0 },
+    ] as const
+    const alone = []
+    for (const read of reads) alone.push(await backend.readMessages(read))
+    const together = await statementsOf(backend, () => Promise.all(reads.map(read => backend.readMessages(read))))
+    expect(together.value).toEqual(alone)
+    expect(together.statements).toBe(1)
+    // a read the server refuses (seq past bigint) fails on its own; the others are answered
+    const mixed = await Promise.allSettled([backend.readMessages(reads[2]), backend.readMessages({ segments: one, fromSeq: 2 ** 70, limit: 1 }), backend.readMessages(reads[0])])
+    expect(mixed.map(outcome => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(mixed.flatMap(outcome => (outcome.status === 'fulfilled' ? [outcome.value] : []))).toEqual([alone[2], alone[0]])
+    // not vacuous: a fork's lineage read crosses its parent's rows, in both orders
+    expect(alone[2]!.map(row => row.sessionId)).toContain('bq')
+    expect(alone[3]!.map(row => row.seq)).toEqual(alone[2]!.map(row => row.seq).toReversed())
+    expect(alone[6]).toEqual([])
+  })
 })
+
+/** What `run` returns, and how many statements it sent on the backend's main pool. */
+async function statementsOf<T>(backend: PostgresBackend, run: () => Promise<T>): Promise<{ value: T; statements: number }> {
+  let statements = 0
+  const pool = backend.connection.pool
+  const query = pool.query.bind(pool)
+  pool.query = ((...args: Parameters<typeof query>) => {
+    statements += 1
+    return query(...args)
+  }) as typeof pool.query
+  try {
+    return { value: await run(), statements }
+  } finally {
+    pool.query = query
+  }
+}
 
 /** Run with the backend's batch and id lists hidden: the search reads each list's rows on its own, as PostgreSQL does. */
 async function withoutBatch<T>(store: ShadowStore, run: () => Promise<T>): Promise<T> {

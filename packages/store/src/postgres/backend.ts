@@ -10,7 +10,7 @@ import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, Shad
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
@@ -143,13 +143,9 @@ export class PostgresBackend implements ShadowBackend {
     return this.reads.read(sessionId, seq)
   }
 
-  async readMessages(query: ReadQuery): Promise<ShadowMessage[]> {
-    const params = new Params()
-    const where = filterSql(query, params)
-    // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
-    const order = query.descending === true ? 'DESC' : 'ASC'
-    const rows = await this.query('read messages', `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ${params.param(Math.max(0, Math.floor(query.limit)))}`, params.values)
-    return rows.map(toMessage)
+  /** Calls in one tick are answered by one statement (reads.ts). */
+  readMessages(query: ReadQuery): Promise<ShadowMessage[]> {
+    return this.reads.readRange(query)
   }
 
   async callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): Promise<ShadowMessage[]> {

@@ -79,6 +79,15 @@ export function parseLocation(location: string): PostgresLocation {
   return { connectionString: url.href, schema, display: display.href }
 }
 
+/** Whether a driver error says the server cannot be reached (down, restarting, network), not that a statement failed. */
+export function unreachable(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+  const text = typeof code === 'string' ? code : ''
+  const detail = error instanceof Error ? error.message : String(error)
+  return text.startsWith('08') || text.startsWith('57P') || text === 'ECONNREFUSED' || text === 'ECONNRESET' || text === 'ETIMEDOUT' || text === 'ENOTFOUND' || text === 'EHOSTUNREACH'
+    || /terminated|timeout|connect/i.test(detail)
+}
+
 /** Map a node-postgres or socket failure to a typed store error (never with the password: pg errors do not carry it). */
 export function pgError(error: unknown, action: string, where: string): ShadowStoreError {
   if (error instanceof ShadowStoreError) return error
@@ -88,8 +97,7 @@ export function pgError(error: unknown, action: string, where: string): ShadowSt
   if (text === '53100') return new ShadowStoreError('FULL', `shadow store ${where} ${action}: the database server's disk is full: ${detail}`, { cause: error })
   if (text === '23505') return new ShadowStoreError('CONFLICT', `shadow store ${where} ${action}: ${detail}`, { cause: error })
   if (text === '3F000' || text === '42P01') return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action}: the store's tables are gone (${detail}); reopen to recreate them`, { cause: error })
-  if (text.startsWith('08') || text.startsWith('57P') || text === 'ECONNREFUSED' || text === 'ECONNRESET' || text === 'ETIMEDOUT' || text === 'ENOTFOUND' || text === 'EHOSTUNREACH'
-    || /terminated|timeout|connect/i.test(detail)) {
+  if (unreachable(error)) {
     return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} is unreachable (${action}): ${detail}`, { cause: error })
   }
   return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action} failed: ${detail}${text === '' ? '' : ` (${text})`}`, { cause: error })

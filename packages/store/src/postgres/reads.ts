@@ -1,11 +1,14 @@
 /**
- * Reads by key coalesced: every `getMessage` asked in the same tick (a search reads its winners
- * and their calls at once) is answered by one statement instead of one round trip each, which on
- * a pool of a few connections also queued behind each other.
+ * Reads coalesced: every `getMessage` asked in the same tick (a search reads its winners and
+ * their calls at once) is answered by one statement instead of one round trip each, which on a
+ * pool of a few connections also queued behind each other; so is every `readMessages` of one
+ * tick (a search's question/answer lookups, one per asking candidate: 4-7 at once).
  */
+import type { ReadQuery } from '../backend.ts'
+import { ShadowStoreError } from '../errors.ts'
 import type { ShadowMessage } from '../types.ts'
-import type { PgConnection } from './connection.ts'
-import { MESSAGE_COLUMNS, toMessage } from './rows.ts'
+import { type PgConnection, unreachable } from './connection.ts'
+import { filterSql, MESSAGE_COLUMNS, Params, toMessage } from './rows.ts'
 
 interface Pending {
   readonly sessionId: string
@@ -14,9 +17,16 @@ interface Pending {
   reject(error: unknown): void
 }
 
+interface PendingRange {
+  readonly query: ReadQuery
+  resolve(messages: ShadowMessage[]): void
+  reject(error: unknown): void
+}
+
 export class MessageReads {
   private readonly connection: PgConnection
   private pending: Pending[] | undefined
+  private ranges: PendingRange[] | undefined
 
   constructor(connection: PgConnection) {
     this.connection = connection
@@ -32,6 +42,62 @@ export class MessageReads {
         queueMicrotask(() => void this.flush())
       }
       this.pending.push({ sessionId, seq, resolve, reject })
+    })
+  }
+
+  /** Rows of one filter in seq order, up to its limit (ShadowBackend.readMessages). */
+  readRange(query: ReadQuery): Promise<ShadowMessage[]> {
+    return new Promise((resolve, reject) => {
+      if (this.ranges === undefined) {
+        this.ranges = []
+        queueMicrotask(() => void this.flushRanges())
+      }
+      this.ranges.push({ query, resolve, reject })
+    })
+  }
+
+  private async range(query: ReadQuery): Promise<ShadowMessage[]> {
+    const params = new Params()
+    const sql = rangeSql(query, params)
+    return (await this.connection.query('read messages', sql, params.values)).map(toMessage)
+  }
+
+  private async flushRanges(): Promise<void> {
+    const batch = this.ranges ?? []
+    this.ranges = undefined
+    if (batch.length === 1) {
+      await this.range(batch[0]!.query).then(batch[0]!.resolve, batch[0]!.reject)
+      return
+    }
+    // one statement, one snapshot: each read a branch, tagged with its place in the batch
+    const params = new Params()
+    let sql: string
+    try {
+      sql = batch.map((entry, index) => `(SELECT ${index} AS wanted_at, x.* FROM (${rangeSql(entry.query, params)}) x)`).join(' UNION ALL ')
+    } catch {
+      // a read the SQL cannot express: each asked alone, with its own answer or error
+      await Promise.all(batch.map(entry => this.range(entry.query).then(entry.resolve, entry.reject)))
+      return
+    }
+    let rows: Array<Record<string, unknown>>
+    try {
+      rows = await this.connection.query('read messages', sql, params.values)
+    } catch (error) {
+      // a store that is down fails them all at once; any other failure is asked alone, so one bad
+      // read does not fail the others
+      if (unreachable(error instanceof ShadowStoreError ? error.cause : error)) {
+        for (const entry of batch) entry.reject(error)
+        return
+      }
+      await Promise.all(batch.map(entry => this.range(entry.query).then(entry.resolve, entry.reject)))
+      return
+    }
+    const answers = batch.map(() => [] as Array<Record<string, unknown>>)
+    for (const row of rows) answers[row['wanted_at'] as number]!.push(row)
+    batch.forEach((entry, index) => {
+      // a branch's rows in its own order (UNION ALL keeps no order of its own): seq, stable for ties
+      const order = entry.query.descending === true ? -1 : 1
+      entry.resolve(answers[index]!.map(toMessage).toSorted((a, b) => order * (a.seq - b.seq)))
     })
   }
 
@@ -60,4 +126,14 @@ export class MessageReads {
       for (const entry of batch) entry.reject(error)
     }
   }
+}
+
+/**
+ * One read's statement (alias `m`). Lineage segments are disjoint seq ranges of one history, so
+ * seq orders them globally.
+ */
+function rangeSql(query: ReadQuery, params: Params): string {
+  const where = filterSql(query, params)
+  const order = query.descending === true ? 'DESC' : 'ASC'
+  return `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ${params.param(Math.max(0, Math.floor(query.limit)))}`
 }

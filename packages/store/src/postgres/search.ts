@@ -36,11 +36,28 @@ interface WordStats {
 }
 
 const statsCache = new WeakMap<PgConnection, WordStats>()
+const statsReads = new WeakMap<PgConnection, Promise<WordStats>>()
 
-/** ANALYZE's view of the words column, cached: what makes "is this term common?" free on a large store. */
+/**
+ * ANALYZE's view of the words column, cached: what makes "is this term common?" free on a large
+ * store. Past STATS_TTL_MS the cached view still answers while a fresh one is read beside it:
+ * reading it (6,000 lexemes at 10M) took 14-21 ms idle, once a minute inside some search.
+ */
 async function wordStats(connection: PgConnection): Promise<WordStats> {
   const cached = statsCache.get(connection)
   if (cached !== undefined && Date.now() - cached.read < STATS_TTL_MS) return cached
+  let reading = statsReads.get(connection)
+  if (reading === undefined) {
+    reading = readWordStats(connection).finally(() => statsReads.delete(connection))
+    statsReads.set(connection, reading)
+  }
+  if (cached === undefined) return reading
+  // a failed refresh keeps the old view; the next search past the TTL tries again
+  reading.catch(() => undefined)
+  return cached
+}
+
+async function readWordStats(connection: PgConnection): Promise<WordStats> {
   const [row] = await connection.query<{ rows: number; elems: string[] | null; freqs: number[] | null }>('read statistics', `
     SELECT greatest(c.reltuples, 0)::bigint AS rows, s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -82,6 +99,24 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
 const RECENT_WALK = 2_000
 /** A probed list first reads up to this many matches straight from the index: fewer are all of them. */
 const DIRECT_CAP = 500
+/** The head (the buckets just below a point, read to judge a substring's density) covers at least this many rows. */
+const HEAD_ROWS = 1 << (BUCKET_BITS - 1)
+/** Bucket probes are chosen when the head's density says they end within this share of the buckets (1/n). */
+const PROBE_SHARE = 4
+
+/** The lowest bucket of the head below `top` (an id, exclusive): its own bucket, and the one before when that holds too few rows. */
+function headLow(top: string): string {
+  return `greatest(((${top} - 1) >> ${BUCKET_BITS}) - CASE WHEN ${top} - (((${top} - 1) >> ${BUCKET_BITS}) << ${BUCKET_BITS}) < ${HEAD_ROWS} THEN 1 ELSE 0 END, 0)`
+}
+
+/**
+ * Whether `found` matches in the head (of `span`: top, low) say the rest of `wanted` turn up
+ * within 1/PROBE_SHARE of the store's buckets, probed newest first. Only a choice of plan: both
+ * plans give the same rows.
+ */
+function denseSql(found: string, wanted: string, span: string): string {
+  return `((${found})::float8 * ${span}.top >= ${PROBE_SHARE}.0 * ${wanted} * greatest(${span}.top - (${span}.low << ${BUCKET_BITS}), 1))`
+}
 
 /**
  * How a store-wide newest-first list starts: `walk` checks the newest RECENT_WALK rows one by one
@@ -135,22 +170,35 @@ function newestIds(where: string, scoped: boolean, limit: string, params: Params
   }
   const size = params.param(RECENT_WALK)
   if (emptyDirect) {
-    // a substring (no statistics) the newest rows do not hold at all is most likely rare: read
-    // its matches below the walk at once (DIRECT_CAP, as 'direct'), probing only past that,
-    // instead of one GIN scan per bucket (153 at 10M) for a list that ends up nearly empty
+    // A substring (no statistics) the newest rows do not hold at all: the bucket(s) just below
+    // the walk (the head, HEAD_ROWS at least) tell how dense it is further down. Dense enough to
+    // fill the list within 1/PROBE_SHARE of the buckets: probed bucket by bucket; sparser: its
+    // matches below the head read at once (DIRECT_CAP, then the probes). Judged on the newest
+    // 2,000 rows alone, a substring a burst of other sessions' rows lacks was read at once, and
+    // such a read costs every posting of its trigrams (a long identifier: 16,876 buffers, ~380 ms
+    // at 10M) where one bucket's probe answered it (~7 ms).
     const cap = params.param(DIRECT_CAP)
-    const none = `(SELECT hits = 0 AND n >= ${size} FROM edge)`
+    const none = '(SELECT hits = 0 AND n >= ' + size + ' FROM edge)'
     return `
     WITH recent AS MATERIALIZED (
       SELECT m.id, (${where}) AS hit FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${size}) m
     ), edge AS (SELECT coalesce(min(id), 0) AS id, count(*) AS n, count(*) FILTER (WHERE hit) AS hits FROM recent),
-    direct AS MATERIALIZED (SELECT m.id FROM messages m WHERE ${none} AND m.id < (SELECT id FROM edge) AND ${where} LIMIT ${cap}),
+    span AS (SELECT e.id AS top, ${headLow('e.id')} AS low FROM edge e),
+    head AS MATERIALIZED (
+      SELECT x.id FROM span CROSS JOIN LATERAL generate_series((span.top - 1) >> ${BUCKET_BITS}, span.low, -1) AS b(k)
+        CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.bucket = b.k AND m.id < span.top AND ${where} ORDER BY m.id + 0 DESC LIMIT ${limit}) x
+      WHERE ${none}),
+    sparse AS (SELECT h.n < ${limit} AND ${denseSql('h.n', limit, 'span')} IS NOT TRUE AS yes FROM span, (SELECT count(*) AS n FROM head) h),
+    below AS (SELECT CASE WHEN e.hits = 0 THEN span.low << ${BUCKET_BITS} ELSE e.id END AS id, e.n, e.hits FROM edge e, span),
+    direct AS MATERIALIZED (SELECT m.id FROM messages m WHERE ${none} AND (SELECT yes FROM sparse) AND m.id < (SELECT id FROM below) AND ${where} LIMIT ${cap}),
     few AS (SELECT count(*) < ${cap} AS whole FROM direct)
     (SELECT id FROM recent WHERE hit ORDER BY id DESC)
     UNION ALL
-    (SELECT id FROM direct WHERE ${none} AND (SELECT whole FROM few) ORDER BY id DESC)
+    (SELECT id FROM head ORDER BY id DESC)
     UNION ALL
-    (${probes('edge')} WHERE edge.n >= ${size} AND NOT (edge.hits = 0 AND (SELECT whole FROM few)))
+    (SELECT id FROM direct WHERE ${none} AND (SELECT yes FROM sparse) AND (SELECT whole FROM few) ORDER BY id DESC)
+    UNION ALL
+    (${probes('below edge')} WHERE edge.n >= ${size} AND NOT (edge.hits = 0 AND (SELECT yes FROM sparse) AND (SELECT whole FROM few)))
     LIMIT ${limit}`
   }
   return `
@@ -277,7 +325,9 @@ function whereOf(query: IndexQuery, whole: boolean, params: Params): string | un
   const match = matchSql(query, whole, params)
   if (match === undefined) return undefined
   // referring to a day of the window stands in for the time bounds
-  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole)}`
+  // a scoped words match holds the scope lexemes: its sessions are checked on the row (filterSql)
+  const sessions = query.index === 'words' && scopedMatch(query.segments, whole) ? 'row' : 'index'
+  return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole, sessions)}`
 }
 
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
@@ -429,6 +479,28 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
   return counts
 }
 
+/**
+ * Store-wide substring counts, each up to `cap`: the head (the newest bucket or two) counted
+ * first; a substring dense there (cap reached within 1/PROBE_SHARE of the buckets, by the head's
+ * density) is counted on bucket by bucket, newest first, until the cap; a sparser one is counted
+ * in one read of the index. The same numbers either way. One read of the whole index costs every
+ * posting of the substring's trigrams whatever the cap (a CJK word in ~130 rows per bucket whose
+ * trigrams are in many more: a lossy 190k-entry bitmap, 40-50 ms at 10M, against 15 bucket
+ * probes, ~9 ms); a bucket probe costs 1/buckets of that and stops at the cap.
+ */
+function gramCountsSql(patterns: string, cap: string): string {
+  // matches in buckets `from` down to `to`, newest first (each probe one GIN scan of one bucket)
+  const probes = (from: string, to: string): string => `SELECT 1 FROM generate_series(${from}, ${to}, -1) AS b(k) CROSS JOIN LATERAL (SELECT 1 FROM messages m WHERE m.bucket = b.k AND m.grams LIKE t.p LIMIT ${cap}) y`
+  return `
+    WITH span AS (SELECT s.top, ${headLow('s.top')} AS low FROM (SELECT coalesce(max(id), 0) + 1 AS top FROM messages) s)
+    SELECT t.i::int AS i, c.n FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i) CROSS JOIN span
+    CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM (${probes(`(span.top - 1) >> ${BUCKET_BITS}`, 'span.low')} LIMIT ${cap}) z) head
+    CROSS JOIN LATERAL (SELECT CASE
+      WHEN head.n >= ${cap} THEN ${cap}::int
+      WHEN ${denseSql('head.n', cap, 'span')} THEN head.n + (SELECT count(*)::int FROM (${probes('span.low - 1', '0')} LIMIT ${cap} - head.n) z)
+      ELSE (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p LIMIT ${cap}) z) END AS n) c`
+}
+
 export async function documentFrequencies(connection: PgConnection, query: FrequencyQuery, whole: boolean): Promise<number[]> {
   if (query.segments.length === 0) return query.terms.map(() => 0)
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
@@ -436,11 +508,10 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
   if (query.index === 'grams') {
     // every term in one round trip, each counted up to the cap
     const params = new Params()
-    const scoped = scope === undefined ? '' : ` AND m.words @@ ${params.param(scope)}::tsquery`
     const patterns = params.param(query.terms.map(likePattern))
     const cap = params.param(Math.max(1, Math.floor(query.cap)))
-    const rows = await connection.search<{ i: number; n: number }>('count terms', `
-      SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p${scoped} LIMIT ${cap}) x) AS n
+    const rows = await connection.search<{ i: number; n: number }>('count terms', scope === undefined ? gramCountsSql(patterns, cap) : `
+      SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p AND m.words @@ ${params.param(scope)}::tsquery LIMIT ${cap}) x) AS n
       FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i)`, params.values)
     const counts = query.terms.map(() => 0)
     for (const row of rows) counts[row.i - 1] = row.n
