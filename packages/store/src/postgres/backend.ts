@@ -10,7 +10,7 @@ import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, Shad
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
@@ -27,7 +27,7 @@ export class PostgresBackend implements ShadowBackend {
   private readonly maxBytes: number | undefined
   /** The store's size as last measured, plus what this process added since (maxBytes only). */
   private size: { read: number; bytes: number } | undefined
-  private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
+  private readonly wholeAnswers = new WeakMap<object, Promise<WholeStore>>()
   private readonly reads: MessageReads
 
   private constructor(connection: PgConnection, maxBytes: number | undefined) {
@@ -172,7 +172,7 @@ export class PostgresBackend implements ShadowBackend {
     const whole = await this.wholeStore(filter.segments)
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
-      if (whole) return this.messageTotal()
+      if (whole !== false) return this.messageTotal()
       let total = 0
       for (const segment of filter.segments) {
         const rows = Number.isFinite(segment.belowSeq)
@@ -191,14 +191,21 @@ export class PostgresBackend implements ShadowBackend {
    * The segments are every session of the store, none bounded by a fork: no session filter is needed.
    * Answered once per segments list: one search passes the same list to every index call.
    */
-  private wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
+  private wholeStore(segments: MessageFilter['segments']): Promise<WholeStore> {
     const known = this.wholeAnswers.get(segments)
     if (known !== undefined) return known
     const answer = (async () => {
       const distinct = unboundedSessions(segments)
-      if (distinct === undefined || distinct <= 1) return false
-      const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
-      return distinct >= sessions
+      if (distinct === undefined || distinct <= 1) return false as const
+      // every session of the store is in the scope, not only as many: a session of the scope
+      // forgotten since it was read leaves room for one outside it
+      const named = [...new Set(segments.map(segment => segment.sessionId))]
+      // and answered as of the newest row: the answer is used by later statements, after a session
+      // outside the scope may have begun (its rows come after that row)
+      const [counts] = await this.query<{ sessions: number; present: number; newest: number }>('count sessions', `
+        SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM sessions WHERE session_id = ANY($1::text[]))::bigint AS present,
+          (SELECT coalesce(max(id), 0) FROM messages)::bigint AS newest`, [named])
+      return counts !== undefined && distinct >= counts.sessions && counts.present >= counts.sessions ? { newest: counts.newest } : false
     })()
     this.wholeAnswers.set(segments, answer)
     return answer
@@ -302,7 +309,7 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async documentFrequencies(query: FrequencyQuery): Promise<number[]> {
-    return documentFrequencies(this.connection, query, query.global === true || await this.wholeStore(query.segments))
+    return documentFrequencies(this.connection, query, query.global === true || (await this.wholeStore(query.segments)) !== false)
   }
 
   async retentionUsage(): Promise<RetentionUsage[]> {

@@ -52,10 +52,17 @@ export class Params {
   }
 }
 
+/**
+ * The scope is every session of the store, as of its newest row id then: no session filter, and
+ * no row written since (a session begun since is not in the scope). `false`: filter on sessions.
+ */
+export type WholeStore = false | { readonly newest: number }
+
 /** SQL for the filter part of a message query (alias `m`); `wholeStore` leaves the sessions out. */
-export function filterSql(filter: MessageFilter, params: Params, wholeStore = false): string {
+export function filterSql(filter: MessageFilter, params: Params, wholeStore: WholeStore = false): string {
   const clauses: string[] = []
-  if (!wholeStore) {
+  if (wholeStore !== false) clauses.push(`m.id <= ${params.param(wholeStore.newest)}`)
+  else {
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
     if (open.length === 1) lineage.push(`m.session_id = ${params.param(open[0])}`)
