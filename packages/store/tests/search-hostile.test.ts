@@ -1,0 +1,63 @@
+/**
+ * Every public search option with a hostile value: a typed INVALID_INPUT error that says which
+ * option, the store unchanged, on both backends. A widening spelled wrong is refused (it was
+ * read as no widening); a role list of many copies is one condition (it overflowed SQLite's
+ * variables as an UNAVAILABLE error).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShadowStore, ShadowStoreError, type SearchOptions } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
+
+const HOSTILE: Array<[string, Record<string, unknown>, RegExp]> = [
+  ['allSessions as a string', { allSessions: 'true' }, /allSessions/],
+  ['allSessions as a number', { allSessions: 1 }, /allSessions/],
+  ['workspace as a number', { workspace: 5 }, /workspace/],
+  ['workspace as an object', { workspace: {} }, /workspace/],
+  ['workspace of a megabyte', { workspace: 'w'.repeat(1_000_000) }, /workspace/],
+  ['limit as a string', { limit: '10' }, /limit/],
+  ['limit past 200', { limit: 201 }, /limit/],
+  ['rankWindow NaN', { rankWindow: Number.NaN }, /rankWindow/],
+  ['rankWindow -Infinity', { rankWindow: Number.NEGATIVE_INFINITY }, /rankWindow/],
+  ['beforeSeq as a string', { beforeSeq: '3' }, /beforeSeq/],
+  ['timeFrom NaN', { timeFrom: Number.NaN }, /timeFrom/],
+  ['timeTo past a Date', { timeFrom: 0, timeTo: 8.64e15 + 1 }, /timeTo/],
+  ['an inverted time range', { timeFrom: 2e12, timeTo: 1e12 }, /inverted/],
+  ['roles as a string', { roles: 'tool' }, /roles/],
+  ['an unknown role', { roles: ['admin'] }, /role/],
+  ['toolName of a megabyte', { toolName: 'x'.repeat(1_000_000) }, /toolName/],
+  ['checkpointId as an object', { checkpointId: {} }, /checkpoint/],
+  ['excludeToolNames with null', { excludeToolNames: [null] }, /excludeToolNames/],
+  ['excludeSourceKinds of 65 names', { excludeSourceKinds: Array.from({ length: 65 }, () => 'x') }, /excludeSourceKinds/],
+]
+
+describe.each(TARGETS)('hostile search options on $name', target => {
+  let store: ShadowStore
+  let before: string
+  beforeAll(async () => {
+    await target.setup()
+    store = await ShadowStore.open(target.location())
+    await store.registerSession({ sessionId: 'ha', workspace: 'w' })
+    await store.append(Array.from({ length: 6 }, (_, index) => message('ha', index + 1, `needle ${index} connection pool`)))
+    before = JSON.stringify(await store.read({ sessionId: 'ha' }, { limit: 100 }))
+  })
+  afterAll(async () => {
+    expect(JSON.stringify(await store.read({ sessionId: 'ha' }, { limit: 100 }))).toBe(before)
+    await store.close()
+    await target.teardown()
+  })
+
+  it.each(HOSTILE)('refuses %s with a typed error naming it', async (_name, options, names) => {
+    const error = await store.search('needle pool', { sessionId: 'ha', ...options } as unknown as SearchOptions).then(() => undefined, (caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ShadowStoreError)
+    expect((error as ShadowStoreError).code).toBe('INVALID_INPUT')
+    expect((error as ShadowStoreError).message).toMatch(names)
+  })
+
+  it('answers a role list of 100,000 copies as the one role', async () => {
+    const many = await store.search('needle pool', { sessionId: 'ha', roles: Array.from({ length: 100_000 }, () => 'user' as const) })
+    const one = await store.search('needle pool', { sessionId: 'ha', roles: ['user'] })
+    expect(many.hits.length).toBeGreaterThan(0)
+    expect(many).toEqual(one)
+  })
+})
