@@ -10,12 +10,12 @@ import { message } from './helpers.ts'
 import { TARGETS, type StoreTarget } from './targets.ts'
 
 /** Two handles on one new store (two processes, as far as the store can tell), closed after `run`. */
-async function twoHandles(target: StoreTarget, run: (searcher: ShadowStore, writer: ShadowStore) => Promise<void>): Promise<void> {
+async function twoHandles(target: StoreTarget, run: (searcher: ShadowStore, writer: ShadowStore, location: string) => Promise<void>): Promise<void> {
   const location = target.location()
   const searcher = await ShadowStore.open(location)
   const writer = await ShadowStore.open(location)
   try {
-    await run(searcher, writer)
+    await run(searcher, writer, location)
   } finally {
     await searcher.close()
     await writer.close()
@@ -163,6 +163,43 @@ describe('a SQLite list and its whole-store check read one snapshot', () => {
       expect(committed).toBe(true)
       expect(result.hits.length).toBeGreaterThan(0)
       expect(result.hits.map(hit => hit.message.sessionId).filter(id => id === 'sx')).toEqual([])
+    })
+  })
+})
+
+describe.each(TARGETS)('a search whose winners change after they were ranked on $name', target => {
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+
+  // a row past the candidate cut is not read again in full (its candidate text is shown): a short one and a long one
+  const big = 'x '.repeat(140_000)
+  it.each([['a short winner', ''], ['a winner longer than the candidate cut', big]])('returns no row of a session forgotten meanwhile (%s)', async (_kind, pad) => {
+    await twoHandles(target, async (searcher, writer) => {
+      await seed(searcher, ['fa'])
+      await searcher.append([message('fa', 10, `needle zq-SECRET-1 pasted here ${pad}`)])
+      await seed(searcher, ['fb'])
+      // ranked; then, before the winners are read in full, the session is forgotten
+      const raced = beforeFirst(searcher, ['getMessage', 'messageHashesFor'], () => writer.forget('fa'))
+      const result = await searcher.search('needle', { sessionId: 'fa', allSessions: true })
+      expect(raced()).toBe(true)
+      expect(result.hits.filter(hit => hit.message.sessionId === 'fa').map(hit => hit.message.shadowId)).toEqual([])
+      expect(result.hits.length).toBeGreaterThan(0)
+    })
+  })
+
+  it.each([['a short winner', ''], ['a winner longer than the candidate cut', big]])('shows no text a redaction pass changed meanwhile (%s)', async (_kind, pad) => {
+    await twoHandles(target, async (searcher, _writer, location) => {
+      await seed(searcher, ['ra'])
+      await searcher.append([message('ra', 10, `needle zq-SECRET-1 pasted here ${pad}`)])
+      const raced = beforeFirst(searcher, ['getMessage', 'messageHashesFor'], async () => {
+        // a process with a redaction policy opens the store: its open redacts every stored row
+        const redacting = await ShadowStore.open(location, { redact: { patterns: ['zq-SECRET-[0-9]+'] } })
+        await redacting.close()
+      })
+      const result = await searcher.search('needle pasted', { sessionId: 'ra' })
+      expect(raced()).toBe(true)
+      expect(result.hits.map(hit => hit.message.seq)).toContain(10)
+      for (const hit of result.hits) expect(`${hit.message.text} ${hit.snippet}`).not.toContain('zq-SECRET')
     })
   })
 })
