@@ -5,7 +5,7 @@
  * variables as an UNAVAILABLE error).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore, ShadowStoreError, type SearchOptions } from '../src/index.ts'
+import { CANDIDATE_TEXT_CHARS, ShadowStore, ShadowStoreError, type SearchOptions, type ShadowMessage } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
@@ -52,6 +52,31 @@ describe.each(TARGETS)('hostile search options on $name', target => {
     expect(error).toBeInstanceOf(ShadowStoreError)
     expect((error as ShadowStoreError).code).toBe('INVALID_INPUT')
     expect((error as ShadowStoreError).message).toMatch(names)
+  })
+
+  it('reads a 2 MB output as a candidate only up to the candidate cut, and returns it cut', async () => {
+    await store.append([message('hb', 1, `needle in a huge output ${'lorem ipsum '.repeat(180_000)}`), message('hb', 2, 'needle in a short one')])
+    const backend = store.backend as unknown as Record<'candidateRows' | 'searchIndexes' | 'searchIndex', (...args: never[]) => unknown>
+    let longest = 0
+    const measure = (rows: unknown): void => {
+      for (const row of [rows].flat(2) as Array<ShadowMessage | { hits: Array<{ message: ShadowMessage }> } | undefined>) {
+        if (row === undefined) continue
+        for (const message of 'hits' in row ? row.hits.map(hit => hit.message) : [row]) longest = Math.max(longest, message.text.length)
+      }
+    }
+    for (const name of ['candidateRows', 'searchIndexes', 'searchIndex'] as const) {
+      const real = backend[name]!.bind(store.backend)
+      backend[name] = async (...args: never[]) => {
+        const answer = await real(...args)
+        measure(answer)
+        return answer
+      }
+    }
+    const result = await store.search('needle huge', { sessionId: 'hb' })
+    expect(result.hits[0]!.message.seq).toBe(1)
+    expect(result.hits[0]!.message.text.length).toBeLessThanOrEqual(CANDIDATE_TEXT_CHARS)
+    expect(longest).toBeGreaterThan(0)
+    expect(longest).toBeLessThanOrEqual(CANDIDATE_TEXT_CHARS)
   })
 
   it('answers a role list of 100,000 copies as the one role', async () => {

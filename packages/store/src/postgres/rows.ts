@@ -1,5 +1,5 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
-import type { MessageFilter } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type MessageFilter } from '../backend.ts'
 import { splitLineage } from '../filter.ts'
 import { messageOf, type Row } from '../rows.ts'
 import { packEventJson, unpackEventJson } from '../event-json.ts'
@@ -10,8 +10,12 @@ export { toCheckpoint, toRecall, toSession } from '../rows.ts'
 
 const MESSAGE_FIELDS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.text, m.elided_by, m.expired_at'
 export const MESSAGE_COLUMNS = `${MESSAGE_FIELDS}, m.event_json`
-/** The same without the event JSON, for search candidates (most are ranked and dropped). */
-export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS}, ''::bytea AS event_json`
+/**
+ * The same without the event JSON and with the text cut to its first CANDIDATE_TEXT_CHARS bytes
+ * (as SQLite cuts it), for search candidates (most are ranked and dropped; ranking looks no
+ * further): a 50 MB tool output was sent whole for every list that held it.
+ */
+export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS.replace('m.text', `substring(m.text from 1 for ${CANDIDATE_TEXT_CHARS}) AS text`)}, ''::bytea AS event_json`
 /** Stored bytes of one message row (what retention budgets count). */
 export const ROW_BYTES = 'octet_length(m.text) + coalesce(m.event_bytes, octet_length(m.event_json))'
 
