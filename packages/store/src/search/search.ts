@@ -13,7 +13,7 @@ import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { indexLists, memberCandidates } from './candidates.ts'
-import { bestPassage, charBoundary, passageSnippet, scanTerms, type TermScan } from './passage.ts'
+import { bestPassage, passageSnippet, scanTerms, type TermScan } from './passage.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
@@ -201,7 +201,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // candidates were read without their event JSON and with their text cut: read the winners in
   // full, except one longer than the cut (a 50 MB output is not copied for a snippet), all at once
   // (a network backend answers them together instead of one round trip after another)
-  const full = async (row: ShadowMessage): Promise<ShadowMessage | undefined> => (row.text.length >= CANDIDATE_TEXT_CHARS ? unchanged(backend, row) : backend.getMessage(row.sessionId, row.seq))
+  const full = async (row: ShadowMessage): Promise<ShadowMessage | undefined> => (wasCut(row) ? unchanged(backend, row) : backend.getMessage(row.sessionId, row.seq))
   // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound); read with the winners
   const scoped = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
   const [read, reader] = await Promise.all([
@@ -237,16 +237,25 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
 }
 
 /**
- * A winner longer than the candidate cut, not read again in full: itself while its stored hash is
- * the one it was ranked with; else read again (cut, without event JSON, as a candidate), or
- * undefined when it is gone.
+ * Whether a light read cut this candidate's text: backends cut at CANDIDATE_TEXT_CHARS bytes of
+ * UTF-8 (a character split there decodes as one U+FFFD, never fewer bytes), so a Chinese output
+ * is cut at a third as many characters.
+ */
+function wasCut(row: ShadowMessage): boolean {
+  return row.text.length * 3 >= CANDIDATE_TEXT_CHARS && Buffer.byteLength(row.text, 'utf8') >= CANDIDATE_TEXT_CHARS
+}
+
+/**
+ * A winner its light read cut, not read again in full: itself while its stored hash is the one it
+ * was ranked with; else read again (cut, without event JSON, as a candidate), or undefined when
+ * it is gone.
  */
 async function unchanged(backend: ShadowBackend, row: ShadowMessage): Promise<ShadowMessage | undefined> {
   const [mark] = await backend.messageHashesFor(row.sessionId, [row.seq])
   if (mark === undefined) return undefined
   if (mark.hash === row.hash && mark.expiredAt === row.expiredAt) return row
   const now = await backend.getMessage(row.sessionId, row.seq)
-  return now === undefined ? undefined : { ...now, text: now.text.slice(0, charBoundary(now.text, CANDIDATE_TEXT_CHARS)), eventJson: '' }
+  return now === undefined ? undefined : { ...now, text: Buffer.from(now.text, 'utf8').subarray(0, CANDIDATE_TEXT_CHARS).toString('utf8'), eventJson: '' }
 }
 
 /**
