@@ -60,12 +60,12 @@ describe.each(TARGETS)('hostile search options on $name', target => {
     await store.append([message(sessionId, 1, `needle in a huge output ${filler.repeat(Math.ceil(2_000_000 / Buffer.byteLength(filler)))}`), message(sessionId, 2, 'needle in a short one')])
     const backend = store.backend as unknown as Record<'candidateRows' | 'searchIndexes' | 'searchIndex' | 'getMessage', (...args: never[]) => unknown>
     // a split character decodes as one U+FFFD: up to 2 bytes more than the cut
-    const bytes = (message: ShadowMessage): number => Buffer.byteLength(message.text, 'utf8')
+    const bytes = (row: ShadowMessage): number => Buffer.byteLength(row.text, 'utf8')
     let longest = 0
     const measure = (rows: unknown): void => {
       for (const row of [rows].flat(2) as Array<ShadowMessage | { hits: Array<{ message: ShadowMessage }> } | undefined>) {
         if (row === undefined || row === null) continue
-        for (const message of 'hits' in row ? row.hits.map(hit => hit.message) : [row]) longest = Math.max(longest, bytes(message))
+        for (const read of 'hits' in row ? row.hits.map(hit => hit.message) : [row]) longest = Math.max(longest, bytes(read))
       }
     }
     const real = Object.fromEntries((['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage'] as const).map(name => [name, backend[name]!]))
