@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CANDIDATE_TEXT_CHARS, ShadowStore, ShadowStoreError, type SearchOptions, type ShadowMessage } from '../src/index.ts'
 import { message } from './helpers.ts'
-import { TARGETS } from './targets.ts'
+import { TARGETS, type PostgresTarget } from './targets.ts'
 
 const HOSTILE: Array<[string, Record<string, unknown>, RegExp]> = [
   ['allSessions as a string', { allSessions: 'true' }, /allSessions/],
@@ -92,5 +92,48 @@ describe.each(TARGETS)('hostile search options on $name', target => {
     const one = await store.search('needle pool', { sessionId: 'ha', roles: ['user'] })
     expect(many.hits.length).toBeGreaterThan(0)
     expect(many).toEqual(one)
+  })
+})
+
+describe.each(TARGETS)('a workspace of 33,000 sessions on $name', target => {
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+
+  it('is searched in a few statements (its sessions were one SQL variable each, past SQLite\'s 32,766)', async () => {
+    const location = target.location()
+    const store = await ShadowStore.open(location)
+    try {
+      // one session outside the workspace: the scope is not the whole store
+      await store.registerSession({ sessionId: 'wx', workspace: 'x' })
+      await store.registerSession({ sessionId: 'w0', workspace: 'w' })
+      await store.append([message('w0', 1, 'needle in the workspace'), message('wx', 1, 'needle outside it')])
+      // the other sessions as rows of their own (registering 33k sessions one by one takes minutes)
+      if (target.name === 'sqlite') {
+        const { DatabaseSync } = await import('node:sqlite')
+        const db = new DatabaseSync(location)
+        db.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 33000) INSERT INTO sessions(session_id, tag, workspace) SELECT 'w' || i, 'q' || printf('%07d', i), 'w' FROM n")
+        db.close()
+      } else {
+        const schema = new URL(location).searchParams.get('schema')
+        await (target as PostgresTarget).sql(`INSERT INTO ${schema}.sessions(session_id, tag, workspace) SELECT 'w' || i, 'q' || lpad(i::text, 7, '0'), 'w' FROM generate_series(1, 33000) AS i`)
+      }
+      // statements the search sends (PostgreSQL counted the scope's rows one session at a time: 33k round trips)
+      let statements = 0
+      if (target.name === 'postgres') {
+        const connection = (store.backend as unknown as { connection: Record<'query' | 'search', (...args: never[]) => unknown> }).connection
+        for (const name of ['query', 'search'] as const) {
+          const real = connection[name]!.bind(connection)
+          connection[name] = (...args: never[]) => {
+            statements += 1
+            return real(...args)
+          }
+        }
+      }
+      const result = await store.search('needle', { sessionId: 'w0', workspace: 'w' })
+      expect(result.hits.map(hit => hit.message.sessionId)).toEqual(['w0'])
+      expect(statements).toBeLessThan(50)
+    } finally {
+      await store.close()
+    }
   })
 })

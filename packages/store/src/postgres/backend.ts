@@ -5,7 +5,7 @@
  */
 import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
-import { onlySegments, unboundedSessions } from '../filter.ts'
+import { onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
@@ -173,14 +173,13 @@ export class PostgresBackend implements ShadowBackend {
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
       if (whole !== false) return this.messageTotal()
-      let total = 0
-      for (const segment of filter.segments) {
-        const rows = Number.isFinite(segment.belowSeq)
-          ? await this.query<{ n: number }>('count messages', 'SELECT count(*)::bigint AS n FROM messages WHERE session_id = $1 AND seq < $2', [segment.sessionId, segment.belowSeq])
-          : await this.query<{ n: number }>('count messages', 'SELECT message_count AS n FROM sessions WHERE session_id = $1', [segment.sessionId])
-        total += rows[0]?.n ?? 0
-      }
-      return total
+      // every segment in one statement (a workspace of 33k sessions was 33k round trips, 1.6 s)
+      const { open, bounded } = splitLineage(filter.segments)
+      const [row] = await this.query<{ n: number }>('count messages', `
+        SELECT ((SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id = ANY($1::text[]))
+          + (SELECT count(*) FROM unnest($2::text[], $3::bigint[]) AS b(session_id, below) JOIN messages m ON m.session_id = b.session_id AND m.seq < b.below))::bigint AS n`,
+      [open, bounded.map(segment => segment.sessionId), bounded.map(segment => segment.belowSeq)])
+      return row?.n ?? 0
     }
     const params = new Params()
     const where = filterSql(filter, params, whole)
