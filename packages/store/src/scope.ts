@@ -58,6 +58,9 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
 
 /** Resolve which session's history the scope covers, as lineage segments. */
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  // a widening the caller did not spell right is refused, not read as "no widening"
+  if (scope.allSessions !== undefined && typeof scope.allSessions !== 'boolean') throw invalid('allSessions must be true or false')
+  if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > 4096)) throw invalid('workspace must be a string of at most 4096 characters')
   if (scope.allSessions === true || scope.workspace !== undefined) {
     // independent reads, asked at once
     const [sessions, own] = await Promise.all([backend.listSessions(scope.allSessions === true ? undefined : scope.workspace), lineage(backend, scope.sessionId)])
@@ -145,7 +148,8 @@ export function messageFilter(segments: readonly LineageSegment[], options: Read
     ...(toSeq === undefined ? {} : { toSeq }),
     ...(timeFrom === undefined ? {} : { timeFrom }),
     ...(timeTo === undefined ? {} : { timeTo }),
-    ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: options.roles }),
+    // each role once: a list of 100k copies of 'user' is one condition, not 100k SQL variables
+    ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: [...new Set(options.roles)] }),
     ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),
     ...(options.elidedBy === undefined ? {} : { elidedBy: assertString(options.elidedBy, 'checkpoint id') }),
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hashEventJson, sessionTag, ShadowStore } from '../src/index.ts'
 import { scopeToken } from '../src/sqlite/index-rows.ts'
-import { message, tempDir } from './helpers.ts'
+import { markersFound, message, seedMarkers, tempDir } from './helpers.ts'
 
 /** Two session ids whose default tags are equal (tags are 30 bits: a few thousand tries). */
 function collidingIds(prefix: string): [string, string] {
@@ -126,22 +126,9 @@ describe('redaction leaks', () => {
 
 describe('reindex', () => {
   const ROWS = 5_000
-  async function seeded(path: string): Promise<void> {
-    const store = await ShadowStore.open(path)
-    for (let start = 0; start < ROWS; start += 1_000) {
-      await store.append(Array.from({ length: 1_000 }, (_, index) => message('r', start + index, `row marker${start + index} common words here`)))
-    }
-    await store.close()
-  }
+  const seeded = (path: string): Promise<void> => seedMarkers(path, 'r', ROWS)
   /** How many of `count` rows sampled across the store a search for their own marker finds. */
-  const searchable = async (store: ShadowStore, count: number): Promise<number> => {
-    let found = 0
-    for (let index = 0; index < count; index += 1) {
-      const seq = Math.floor((index * ROWS) / count)
-      if ((await store.search(`marker${seq}`, { sessionId: 'r' })).hits.some(hit => hit.message.seq === seq)) found += 1
-    }
-    return found
-  }
+  const searchable = (store: ShadowStore, count: number): Promise<number> => markersFound(store, 'r', ROWS, count)
 
   it('survives kill -9 part-way: every row stays searchable and verify is clean', async () => {
     const dir = tempDir()

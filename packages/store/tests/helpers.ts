@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ShadowMessageInput } from '../src/index.ts'
+import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 
 export function tempDir(prefix = 'shadow-store-'): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix))
@@ -28,4 +28,23 @@ export function message(sessionId: string, seq: number, text: string, extra: Par
     tokens: Math.ceil(text.length / 4),
     ...extra,
   }
+}
+
+/** A store at `location` with `rows` rows of one session, each saying `marker<seq>` and words every row shares. */
+export async function seedMarkers(location: string, sessionId: string, rows: number): Promise<void> {
+  const store = await ShadowStore.open(location)
+  for (let start = 0; start < rows; start += 1_000) {
+    await store.append(Array.from({ length: Math.min(1_000, rows - start) }, (_, index) => message(sessionId, start + index, `row marker${start + index} common words here`)))
+  }
+  await store.close()
+}
+
+/** How many of `count` rows sampled across a seedMarkers session a search for their own marker finds. */
+export async function markersFound(store: ShadowStore, sessionId: string, rows: number, count: number): Promise<number> {
+  let found = 0
+  for (let index = 0; index < count; index += 1) {
+    const seq = Math.floor((index * rows) / count)
+    if ((await store.search(`marker${seq}`, { sessionId })).hits.some(hit => hit.message.seq === seq)) found += 1
+  }
+  return found
 }

@@ -5,12 +5,12 @@
  */
 import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
-import { onlySegments, unboundedSessions } from '../filter.ts'
+import { onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
-import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
@@ -27,7 +27,7 @@ export class PostgresBackend implements ShadowBackend {
   private readonly maxBytes: number | undefined
   /** The store's size as last measured, plus what this process added since (maxBytes only). */
   private size: { read: number; bytes: number } | undefined
-  private readonly wholeAnswers = new WeakMap<object, Promise<boolean>>()
+  private readonly wholeAnswers = new WeakMap<object, Promise<WholeStore>>()
   private readonly reads: MessageReads
 
   private constructor(connection: PgConnection, maxBytes: number | undefined) {
@@ -168,15 +168,14 @@ export class PostgresBackend implements ShadowBackend {
     const whole = await this.wholeStore(filter.segments)
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
-      if (whole) return this.messageTotal()
-      let total = 0
-      for (const segment of filter.segments) {
-        const rows = Number.isFinite(segment.belowSeq)
-          ? await this.query<{ n: number }>('count messages', 'SELECT count(*)::bigint AS n FROM messages WHERE session_id = $1 AND seq < $2', [segment.sessionId, segment.belowSeq])
-          : await this.query<{ n: number }>('count messages', 'SELECT message_count AS n FROM sessions WHERE session_id = $1', [segment.sessionId])
-        total += rows[0]?.n ?? 0
-      }
-      return total
+      if (whole !== false) return this.messageTotal()
+      // every segment in one statement (a workspace of 33k sessions was 33k round trips, 1.6 s)
+      const { open, bounded } = splitLineage(filter.segments)
+      const [row] = await this.query<{ n: number }>('count messages', `
+        SELECT ((SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id = ANY($1::text[]))
+          + (SELECT count(*) FROM unnest($2::text[], $3::bigint[]) AS b(session_id, below) JOIN messages m ON m.session_id = b.session_id AND m.seq < b.below))::bigint AS n`,
+      [open, bounded.map(segment => segment.sessionId), bounded.map(segment => segment.belowSeq)])
+      return row?.n ?? 0
     }
     const params = new Params()
     const where = filterSql(filter, params, whole)
@@ -187,14 +186,21 @@ export class PostgresBackend implements ShadowBackend {
    * The segments are every session of the store, none bounded by a fork: no session filter is needed.
    * Answered once per segments list: one search passes the same list to every index call.
    */
-  private wholeStore(segments: MessageFilter['segments']): Promise<boolean> {
+  private wholeStore(segments: MessageFilter['segments']): Promise<WholeStore> {
     const known = this.wholeAnswers.get(segments)
     if (known !== undefined) return known
     const answer = (async () => {
       const distinct = unboundedSessions(segments)
-      if (distinct === undefined || distinct <= 1) return false
-      const sessions = (await this.query<{ n: number }>('count sessions', 'SELECT count(*)::bigint AS n FROM sessions'))[0]?.n ?? 0
-      return distinct >= sessions
+      if (distinct === undefined || distinct <= 1) return false as const
+      // every session of the store is in the scope, not only as many: a session of the scope
+      // forgotten since it was read leaves room for one outside it
+      const named = [...new Set(segments.map(segment => segment.sessionId))]
+      // and answered as of the newest row: the answer is used by later statements, after a session
+      // outside the scope may have begun (its rows come after that row)
+      const [counts] = await this.query<{ sessions: number; present: number; newest: number }>('count sessions', `
+        SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM sessions WHERE session_id = ANY($1::text[]))::bigint AS present,
+          (SELECT coalesce(max(id), 0) FROM messages)::bigint AS newest`, [named])
+      return counts !== undefined && distinct >= counts.sessions && counts.present >= counts.sessions ? { newest: counts.newest } : false
     })()
     this.wholeAnswers.set(segments, answer)
     return answer
@@ -298,7 +304,7 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async documentFrequencies(query: FrequencyQuery): Promise<number[]> {
-    return documentFrequencies(this.connection, query, query.global === true || await this.wholeStore(query.segments))
+    return documentFrequencies(this.connection, query, query.global === true || (await this.wholeStore(query.segments)) !== false)
   }
 
   async retentionUsage(): Promise<RetentionUsage[]> {

@@ -56,15 +56,22 @@ export class Params {
 }
 
 /**
+ * The scope is every session of the store, as of its newest row id then: no session filter, and
+ * no row written since (a session begun since is not in the scope). `false`: filter on sessions.
+ */
+export type WholeStore = false | { readonly newest: number }
+
+/**
  * SQL for the filter part of a message query (alias `m`); `wholeStore` leaves the sessions out.
  * `sessions: 'row'` checks the sessions on each row only, never through an index: for a words
  * query that holds the scope lexemes already, the session is then no index key the planner could
  * intersect (the grams index's session key is all of the session's rows: a 10k-entry bitmap,
  * ~0.45 ms, per list of a session search).
  */
-export function filterSql(filter: MessageFilter, params: Params, wholeStore = false, sessions: 'index' | 'row' = 'index'): string {
+export function filterSql(filter: MessageFilter, params: Params, wholeStore: WholeStore = false, sessions: 'index' | 'row' = 'index'): string {
   const clauses: string[] = []
-  if (!wholeStore) {
+  if (wholeStore !== false) clauses.push(`m.id <= ${params.param(wholeStore.newest)}`)
+  else {
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
     // `|| ''`: the same text, as an expression no index holds

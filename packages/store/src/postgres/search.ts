@@ -13,7 +13,7 @@ import type { FrequencyQuery, IndexHit, IndexQuery, IndexResult } from '../backe
 import type { ShadowMessage } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row } from './rows.ts'
+import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row, type WholeStore } from './rows.ts'
 import { withoutTime } from '../days.ts'
 import { daysQuery, lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
 
@@ -74,11 +74,11 @@ async function readWordStats(connection: PgConnection): Promise<WordStats> {
 }
 
 /** The index condition of a query (alias `m`), or undefined when no term can match anything. */
-function scopedMatch(segments: IndexQuery['segments'], whole: boolean): boolean {
+function scopedMatch(segments: IndexQuery['segments'], whole: WholeStore): boolean {
   return !whole && new Set(segments.map(segment => segment.tag)).size <= SCOPE_LEXEME_LIMIT
 }
 
-function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments' | 'referredDays'>, whole: boolean, params: Params): string | undefined {
+function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments' | 'referredDays'>, whole: WholeStore, params: Params): string | undefined {
   const tags = [...new Set(query.segments.map(segment => segment.tag))]
   const scoped = scopedMatch(query.segments, whole)
   if (query.index === 'words') {
@@ -320,7 +320,7 @@ function newestFirst(query: IndexQuery): boolean {
 }
 
 /** The match and filter of a list (alias `m`), or undefined when it cannot match anything. */
-function whereOf(query: IndexQuery, whole: boolean, params: Params): string | undefined {
+function whereOf(query: IndexQuery, whole: WholeStore, params: Params): string | undefined {
   if (query.terms.length === 0 || query.segments.length === 0) return undefined
   const match = matchSql(query, whole, params)
   if (match === undefined) return undefined
@@ -331,7 +331,7 @@ function whereOf(query: IndexQuery, whole: boolean, params: Params): string | un
 }
 
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
-async function newestListSql(connection: PgConnection, query: IndexQuery, whole: boolean, params: Params, walk?: SharedWalk): Promise<string | undefined> {
+async function newestListSql(connection: PgConnection, query: IndexQuery, whole: WholeStore, params: Params, walk?: SharedWalk): Promise<string | undefined> {
   const where = whereOf(query, whole, params)
   if (where === undefined) return undefined
   const limit = Math.max(1, Math.floor(query.limit))
@@ -339,7 +339,7 @@ async function newestListSql(connection: PgConnection, query: IndexQuery, whole:
   return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit), walk, query.index === 'grams')
 }
 
-export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: boolean, total: () => Promise<number>): Promise<IndexResult> {
+export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: WholeStore, total: () => Promise<number>): Promise<IndexResult> {
   const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
   if (newestFirst(query)) {
     const params = new Params()
@@ -384,7 +384,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
  * loaded server the lists no longer wait for a connection each. Any other list goes through
  * searchIndex (at the same time).
  */
-export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>, total: () => Promise<number>): Promise<IndexResult[]> {
+export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<WholeStore>, total: () => Promise<number>): Promise<IndexResult[]> {
   const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
   const batch = async (): Promise<Map<number, IndexResult>> => {
     const { lists, ctes, params } = await listsSql(connection, queries, batched, whole)
@@ -417,7 +417,7 @@ export async function searchIndexes(connection: PgConnection, queries: readonly 
  * same lists searchIndexes runs, without reading their rows (the search reads the few it chooses
  * with candidateRows). Another kind of list is refused.
  */
-export async function listIds(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<boolean>): Promise<number[][]> {
+export async function listIds(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<WholeStore>): Promise<number[][]> {
   if (queries.some(query => !newestFirst(query))) throw new Error('listIds answers newest-first lists only')
   const { lists, ctes, params } = await listsSql(connection, queries, () => true, whole)
   const ids: number[][] = queries.map(() => [])
@@ -442,7 +442,7 @@ export async function candidateRows(connection: PgConnection, ids: readonly numb
  * The CTEs of a batch of newest-first lists (`l0`, `l1`, … in the order of `lists`, and their
  * shared walk), for the queries `take` accepts; a list that cannot match anything is left out.
  */
-async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<boolean>): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
+async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<WholeStore>): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
   const params = new Params()
   const walk = new SharedWalk(params)
   // every list's plan (its start needs the statistics, cached) at once; SQL text in list order

@@ -61,8 +61,18 @@ export function indexTerm(token: string): string {
  */
 function headOf(token: string): string {
   const head = token.slice(0, 2).toLowerCase()
-  return NON_ASCII.test(head) ? head.normalize('NFD').replace(/\p{M}/gu, '') : head
+  if (head.charCodeAt(0) < 128 && (head.length < 2 || head.charCodeAt(1) < 128)) return head
+  // folded once per distinct head: a text of many short non-ASCII tokens ('é é é …', 256 KB) otherwise
+  // normalizes every one of them, seconds for a search of a few such candidates
+  let folded = HEADS.get(head)
+  if (folded === undefined) {
+    folded = head.normalize('NFD').replace(/\p{M}/gu, '')
+    if (HEADS.size >= STEM_CACHE) HEADS.clear()
+    HEADS.set(head, folded)
+  }
+  return folded
 }
+const HEADS = new Map<string, string>()
 
 /**
  * What every token stemming to `term` begins with. Porter rewrites only endings (y→i, a final e
@@ -92,7 +102,21 @@ function isPieceCode(code: number, char: () => string): boolean {
   // CJK ideographs and Hangul syllables (every one of their script): cut out of Latin pieces;
   // general punctuation separates. Not the kana blocks: ー and ゛ are Common, so part of a piece.
   if ((code >= 0x4e00 && code <= 0x9fff) || (code >= 0xac00 && code <= 0xd7a3) || (code >= 0x2000 && code <= 0x206f)) return false
-  return PIECE_CHAR.test(char())
+  return pieceByRegex(code, char)
+}
+
+/**
+ * PIECE_CHAR's answer per code point, kept once asked (0: not yet, 1: a piece character, 2: not):
+ * a text of 256 KB of kana or emoji otherwise runs the regex on every character of it.
+ */
+const PIECE_KNOWN = new Uint8Array(0x110000)
+
+function pieceByRegex(point: number, char: () => string): boolean {
+  const known = PIECE_KNOWN[point]!
+  if (known !== 0) return known === 1
+  const piece = PIECE_CHAR.test(char())
+  PIECE_KNOWN[point] = piece ? 1 : 2
+  return piece
 }
 
 /** Length in code units of the piece character ending just before `at` (0: none there). */
@@ -101,7 +125,7 @@ function pieceCharBefore(text: string, at: number): number {
   if (code < 128) return isTokenChar(code) ? 1 : 0
   const wide = code >= 0xdc00 && code <= 0xdfff && at >= 2 && text.charCodeAt(at - 2) >= 0xd800 && text.charCodeAt(at - 2) <= 0xdbff
   if (!wide) return isPieceCode(code, () => text[at - 1]!) ? 1 : 0
-  return PIECE_CHAR.test(text.slice(at - 2, at)) ? 2 : 0
+  return pieceByRegex(text.codePointAt(at - 2)!, () => text.slice(at - 2, at)) ? 2 : 0
 }
 
 /** Length in code units of the piece character starting at `at` (0: none there). */
@@ -110,7 +134,7 @@ function pieceCharAt(text: string, at: number): number {
   if (code < 128) return isTokenChar(code) ? 1 : 0
   const point = text.codePointAt(at)!
   if (point <= 0xffff) return isPieceCode(code, () => text[at]!) ? 1 : 0
-  return PIECE_CHAR.test(String.fromCodePoint(point)) ? 2 : 0
+  return pieceByRegex(point, () => String.fromCodePoint(point)) ? 2 : 0
 }
 
 /** Where CAMEL_SPLIT cuts a token: an ASCII capital after an ASCII lowercase letter or digit. */
@@ -122,6 +146,15 @@ function partStart(text: string, at: number): boolean {
 
 /** Past this share of a text's characters, its non-ASCII pieces are walked by the full token scan (cheaper when they are most of it). */
 const NON_ASCII_PIECE_SHARE = 1 / 64
+/**
+ * Past this share of a text's characters, other non-ASCII characters, or pieces taken for a
+ * prefix, also send it to the token scan: the prefix walk costs more per token than the scan
+ * then (2-5x on 256 KB of emoji, kana, or one-letter-prefix tokens). Both give the same result.
+ */
+const OTHER_SHARE = 1 / 4
+const TAKEN_SHARE = 1 / 16
+/** Counts below this never decide (a short text is cheap either way). */
+const DENSE_FLOOR = 64
 
 /**
  * The Latin pieces (tokens, as latinPieces cuts them) of a text that can match a term, in text
@@ -154,8 +187,10 @@ function pieceCandidates(sample: string, prefixes: RegExp): Array<[number, strin
   if (!ascii) {
     let lastEnd = 0
     NON_ASCII_OTHER.lastIndex = 0
-    for (let match = NON_ASCII_OTHER.exec(sample), pieces = 0; match !== null; match = NON_ASCII_OTHER.exec(sample)) {
+    for (let match = NON_ASCII_OTHER.exec(sample), pieces = 0, others = 0; match !== null; match = NON_ASCII_OTHER.exec(sample)) {
       const width = match.index < lastEnd ? 0 : pieceCharAt(sample, match.index)
+      // mostly other non-ASCII characters (kana, emoji, symbols): one regex step each here, the token scan skips them at once
+      if (width === 0 && (others += 1) > DENSE_FLOOR + match.index * OTHER_SHARE) return undefined
       if (width === 0) continue
       // dense so far: the full token scan is cheaper (decided early, not after walking most of them)
       if ((pieces += 1) > 8 + match.index * NON_ASCII_PIECE_SHARE) return undefined
@@ -167,7 +202,7 @@ function pieceCandidates(sample: string, prefixes: RegExp): Array<[number, strin
   // wider fold could match holds a non-ASCII character and was taken above)
   let lastEnd = 0
   prefixes.lastIndex = 0
-  for (let match = prefixes.exec(sample); match !== null; match = prefixes.exec(sample)) {
+  for (let match = prefixes.exec(sample), taken = 0; match !== null; match = prefixes.exec(sample)) {
     const found = match.index
     // a hit inside a piece that starts no camelCase part begins nothing that can stem to a term
     // (the piece's own start, or its part's, holds the prefix too, and is found there)
@@ -175,6 +210,8 @@ function pieceCandidates(sample: string, prefixes: RegExp): Array<[number, strin
       prefixes.lastIndex = found + 1
       continue
     }
+    // a prefix beginning most tokens (a one-letter term in 'a b a b …'): the token scan is cheaper
+    if ((taken += 1) > DENSE_FLOOR + found * TAKEN_SHARE) return undefined
     lastEnd = take(found, match[0].length, lastEnd)
     if (lastEnd >= sample.length) break
     prefixes.lastIndex = lastEnd
@@ -247,7 +284,8 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
   if (latin.size > 0) {
     const visit = (token: string, at: number): void => {
       const camel = token.length <= 200 && INNER_CAPITAL.test(token)
-      if (!camel && !heads.has(headOf(token)) && !heads.has(headOf(token).slice(0, 1))) return
+      const head = camel ? '' : headOf(token)
+      if (!camel && !heads.has(head) && !heads.has(head.slice(0, 1))) return
       const whole = latin.get(indexTerm(token))
       if (whole !== undefined) {
         hit(at, token.length, whole)

@@ -6,7 +6,7 @@
  * search's own scope, so one session's order never depends on another session's text.
  */
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, type IndexQuery, type MessageFilter, type ShadowBackend } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, candidateText, type IndexQuery, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
 import { viewElision } from '../elision-view.ts'
 import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
@@ -199,21 +199,31 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const hits: SearchHit[] = []
   const winners = ranked.units.slice(0, limit)
   // candidates were read without their event JSON and with their text cut: read the winners in
-  // full, except one longer than the cut (a 50 MB output is not copied for a snippet); all at once
+  // full, except one longer than the cut (a 50 MB output is not copied for a snippet), all at once
   // (a network backend answers them together instead of one round trip after another)
-  const full = async (row: ShadowMessage): Promise<ShadowMessage> => (row.text.length >= CANDIDATE_TEXT_CHARS ? row : (await backend.getMessage(row.sessionId, row.seq)) ?? row)
+  const full = async (row: ShadowMessage): Promise<ShadowMessage | undefined> => (wasCut(row) ? unchanged(backend, row) : backend.getMessage(row.sessionId, row.seq))
   // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound); read with the winners
   const scoped = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
   const [read, reader] = await Promise.all([
-    Promise.all(winners.map(({ unit }) => Promise.all([full(unit.message), unit.call === undefined ? undefined : full(unit.call)] as const))),
+    Promise.all(winners.map(({ unit }) => Promise.all([
+      full(unit.message),
+      unit.call === undefined ? undefined : full(unit.call),
+      // the question as its candidate was read (no event JSON), as it is now
+      unit.question === undefined ? undefined : full(unit.question).then(row => (row === undefined ? undefined : { ...row, eventJson: '' })),
+    ] as const))),
     scoped ?? (winners.length === 0 ? [] : lineage(backend, options.sessionId)),
   ])
+  // a winner gone since it was ranked (its session forgotten, its row removed) is no hit; one a
+  // redaction pass changed meanwhile is shown as it is now (read above), never as it was ranked
+  const kept = winners.flatMap(({ unit }, index) => {
+    const [message, call, question] = read[index]!
+    return message === undefined ? [] : [{ unit, message, call, question }]
+  })
   // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
-  const viewed = winners.length === 0 ? [] : await viewElision(backend, reader, read.map(([message]) => message))
-  for (const [index, { unit }] of winners.entries()) {
+  const viewed = kept.length === 0 ? [] : await viewElision(backend, reader, kept.map(entry => entry.message))
+  for (const [index, { unit, call, question }] of kept.entries()) {
     const message = viewed[index]!
-    const call = read[index]![1]
-    hits.push({ message, ...(call === undefined ? {} : { call }), ...(unit.question === undefined ? {} : { question: unit.question }), score: unit.score, ...where(message, call ?? unit.question, terms, weights, analyzed.literals, scanOf) })
+    hits.push({ message, ...(call === undefined ? {} : { call }), ...(question === undefined ? {} : { question }), score: unit.score, ...where(message, call ?? question, terms, weights, analyzed.literals, scanOf) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
   const report = await termReport(backend, options.sessionId, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
@@ -224,6 +234,24 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     terms: report,
     ...(ranked.history === undefined ? {} : { history: ranked.history }),
   }
+}
+
+/** Whether a light read cut this candidate's text (every backend cuts at CANDIDATE_TEXT_CHARS characters). */
+function wasCut(row: ShadowMessage): boolean {
+  return row.text.length >= CANDIDATE_TEXT_CHARS
+}
+
+/**
+ * A winner its light read cut, not read again in full: itself while its stored hash is the one it
+ * was ranked with; else read again (cut, without event JSON, as a candidate), or undefined when
+ * it is gone.
+ */
+async function unchanged(backend: ShadowBackend, row: ShadowMessage): Promise<ShadowMessage | undefined> {
+  const [mark] = await backend.messageHashesFor(row.sessionId, [row.seq])
+  if (mark === undefined) return undefined
+  if (mark.hash === row.hash && mark.expiredAt === row.expiredAt) return row
+  const now = await backend.getMessage(row.sessionId, row.seq)
+  return now === undefined ? undefined : { ...now, text: candidateText(now.text), eventJson: '' }
 }
 
 /**

@@ -20,8 +20,8 @@ export interface SearchOptions extends ScopeOptions {
 
 export interface SearchHit {
   /**
-   * The message in full; one longer than CANDIDATE_TEXT_CHARS comes with only its first
-   * CANDIDATE_TEXT_CHARS characters and no event JSON (read it by id for the rest).
+   * The message in full; one longer than CANDIDATE_TEXT_CHARS characters comes with only its
+   * first CANDIDATE_TEXT_CHARS characters and no event JSON (read it by id for the rest).
    */
   readonly message: ShadowMessage
   /** For a tool result: the assistant message that called the tool (call and result rank as one unit). */

@@ -86,6 +86,31 @@ export class SqliteConnection {
     }
   }
 
+  /**
+   * `guard`, with every statement of `run` reading one snapshot (a deferred transaction): a check
+   * (is the scope the whole store?) and the queries it shapes see the same rows, whatever another
+   * process commits between them. Inside a transaction already, that one's snapshot.
+   */
+  read<T>(action: string, run: () => T): T {
+    return this.guard(action, () => {
+      if (this.db.isTransaction) return run()
+      this.db.exec('BEGIN')
+      let result: T
+      try {
+        result = run()
+      } catch (error) {
+        try {
+          this.db.exec('ROLLBACK')
+        } catch {
+          // a read transaction the failure ended already
+        }
+        throw error
+      }
+      this.db.exec('COMMIT')
+      return result
+    })
+  }
+
   transaction<T>(run: () => T): T {
     this.db.exec('BEGIN IMMEDIATE')
     try {

@@ -73,7 +73,7 @@ export function messageTotal(conn: SqliteConnection): number {
 }
 
 export function countMessages(conn: SqliteConnection, filter: MessageFilter): number {
-  return conn.guard('count messages', () => {
+  return conn.read('count messages', () => {
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
       if (wholeStore(conn, filter.segments)) return ((conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)

@@ -32,6 +32,9 @@ export function decodeText(value: unknown): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
 }
 
+/** Sessions of a scope bound one variable each; more go as one JSON list (SQLite allows 32,766 variables a statement). */
+const SESSION_PARAMS = 256
+
 /** SQL for the filter part of a message query (always against alias `m`). */
 export function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
   const clauses: string[] = []
@@ -39,7 +42,9 @@ export function filterSql(filter: MessageFilter, params: unknown[], wholeStore =
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
     if (open.length === 1) { lineage.push('m.session_id = ?'); params.push(open[0]) }
-    if (open.length > 1) { lineage.push(`m.session_id IN (${open.map(() => '?').join(', ')})`); params.push(...open) }
+    if (open.length > 1 && open.length <= SESSION_PARAMS) { lineage.push(`m.session_id IN (${open.map(() => '?').join(', ')})`); params.push(...open) }
+    // a workspace of 33k sessions was 33k variables, past SQLite's limit (the search failed): one JSON list instead
+    if (open.length > SESSION_PARAMS) { lineage.push('m.session_id IN (SELECT value FROM json_each(?))'); params.push(JSON.stringify(open)) }
     for (const segment of bounded) {
       params.push(segment.sessionId, segment.belowSeq)
       lineage.push('(m.session_id = ? AND m.seq < ?)')

@@ -29,8 +29,8 @@ const GRAMS_MIN_BATCH = 32
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
   // rows referring to a day of the window (days.ts): a lookup of its own
-  if (query.referredDays !== undefined) return conn.guard('search', () => withTokenFallback(query.index, split => searchReferring(conn, query, split)))
-  return conn.guard('search', () => withTokenFallback(query.index, split => {
+  if (query.referredDays !== undefined) return conn.read('search', () => withTokenFallback(query.index, split => searchReferring(conn, query, split)))
+  return conn.read('search', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = wholeStore(conn, query.segments)
     const terms = query.index === 'words' ? wordsMatch(query.terms, query.operator, split) : gramsMatch(query.terms, query.operator)
@@ -111,7 +111,7 @@ function idsFirst(query: IndexQuery): boolean {
  */
 export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQuery[]): IndexResult[] {
   if (!queries.some(idsFirst)) return queries.map(query => searchIndex(conn, query))
-  return conn.guard('search', () => {
+  return conn.read('search', () => {
     const ids = new Map<number, number[]>()
     const whole = wholeOnce(conn)
     queries.forEach((query, at) => {
@@ -141,7 +141,7 @@ function rowsById(conn: SqliteConnection, ids: readonly number[]): Map<number, S
 /** The ids of newest-first light words lists (ShadowBackend.listIds); another list is refused. */
 export function listIds(conn: SqliteConnection, queries: readonly IndexQuery[]): number[][] {
   const whole = wholeOnce(conn)
-  return conn.guard('search', () => queries.map(query => {
+  return conn.read('search', () => queries.map(query => {
     if (query.terms.length === 0 || query.segments.length === 0) return []
     if (!idsFirst(query)) throw new Error('listIds answers newest-first light words lists only')
     return withTokenFallback('words', split => newestIds(conn, query, split, whole(query.segments)))
@@ -150,7 +150,7 @@ export function listIds(conn: SqliteConnection, queries: readonly IndexQuery[]):
 
 /** Light rows of these ids, one per id (ShadowBackend.candidateRows). */
 export function candidateRows(conn: SqliteConnection, ids: readonly number[]): Array<ShadowMessage | undefined> {
-  return conn.guard('search', () => {
+  return conn.read('search', () => {
     const byId = rowsById(conn, [...new Set(ids)])
     return ids.map(id => byId.get(id))
   })
@@ -182,7 +182,7 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
 
 export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuery): number[] {
   if (query.segments.length === 0) return query.terms.map(() => 0)
-  return conn.guard('count terms', () => withTokenFallback(query.index, split => {
+  return conn.read('count terms', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
     const whole = query.global === true || wholeStore(conn, query.segments)
     const cap = Math.max(1, Math.floor(query.cap))
@@ -251,7 +251,11 @@ export function wholeStore(conn: SqliteConnection, segments: MessageFilter['segm
   const distinct = unboundedSessions(segments)
   if (distinct === undefined) return false
   const sessions = (conn.stmt('SELECT count(*) AS n FROM sessions').get() as Row)['n'] as number
-  return distinct >= sessions
+  if (distinct < sessions) return false
+  // as many is not enough: a session of the scope forgotten since it was read leaves room for
+  // one outside it (a search of a forgotten session would read every other session's rows)
+  const named = JSON.stringify([...new Set(segments.map(segment => segment.sessionId))])
+  return ((conn.stmt('SELECT count(*) AS n FROM sessions WHERE session_id IN (SELECT value FROM json_each(?))').get(named) as Row)['n'] as number) >= sessions
 }
 
 function distinctSessions(segments: MessageFilter['segments']): number {

@@ -7,6 +7,28 @@ import { packEventJson } from '../event-json.ts'
 import { indexMessage, unindexMessage } from './index-rows.ts'
 import { encodeText, type Row } from './rows.ts'
 
+/**
+ * Meta key: the highest message id a delete may have freed. SQLite gives a new row max(id) + 1,
+ * so deleting the newest rows would hand their ids to the next rows written; a search that listed
+ * ids before the delete (listIds, then candidateRows) would then read rows it never matched, of
+ * any session. New rows start above this mark, so an id names one row for the store's lifetime.
+ */
+const ID_FLOOR = 'message_id_floor'
+
+/** Before deleting rows: no id up to the current highest may be handed out again. */
+function holdIds(conn: SqliteConnection): void {
+  conn.stmt(`INSERT INTO meta(key, value) SELECT ?1, newest FROM (SELECT max(id) AS newest FROM messages) WHERE newest IS NOT NULL
+    ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))`).run(ID_FLOOR)
+}
+
+/** The id the next new row must take (above every id ever deleted), or null for SQLite's own choice. */
+function nextId(conn: SqliteConnection): number | null {
+  const floor = conn.meta(ID_FLOOR)
+  if (floor === undefined) return null
+  const newest = ((conn.stmt('SELECT max(id) AS n FROM messages').get() as Row)['n'] as number | null) ?? 0
+  return newest > Number(floor) ? null : Number(floor) + 1
+}
+
 export function upsertSession(conn: SqliteConnection, input: ShadowSessionInput & { readonly tag: string }): void {
   conn.guard('write session', () => {
     conn.stmt(`
@@ -30,9 +52,11 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
     const touched = new Map<string, { added: number; maxSeq: number; minTime: number; maxTime: number }>()
     const find = conn.stmt('SELECT id, hash FROM messages WHERE session_id = ? AND seq = ?')
     const insert = conn.stmt(`
-      INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO messages(id, session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     `)
+    // the first new row above the freed ids; SQLite's max(id) + 1 is right for the rest
+    let first = nextId(conn)
     const update = conn.stmt(`
       UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, event_bytes = ?, text = ?, elided_by = NULL, expired_at = NULL
       WHERE id = ?
@@ -53,8 +77,9 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
         deleteCalls.run(row.sessionId, row.seq)
         replaced += 1
       } else {
-        const result = insert.run(row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
+        const result = insert.run(first, row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
         id = Number(result.lastInsertRowid)
+        first = null
         written += 1
       }
       indexMessage(conn, id, row, row.tag)
@@ -89,6 +114,7 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
     const find = conn.stmt('SELECT id FROM messages WHERE session_id = ? AND seq = ?')
     const remove = conn.stmt('DELETE FROM messages WHERE id = ?')
     const removeCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
+    holdIds(conn)
     let removed = 0
     for (const seq of seqs) {
       const row = find.get(sessionId, seq) as Row | undefined
@@ -116,6 +142,7 @@ export function forgetSessions(conn: SqliteConnection, sessionIds: readonly stri
   return conn.guard('forget sessions', () => conn.transaction(() => {
     const ids = conn.stmt('SELECT id FROM messages WHERE session_id = ?')
     const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
+    holdIds(conn)
     for (const sessionId of sessionIds) {
       // contentless FTS5 rows can only be deleted by rowid, before the messages go
       for (const row of ids.all(sessionId) as Row[]) unindexMessage(conn, row['id'] as number)

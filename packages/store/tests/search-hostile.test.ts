@@ -1,0 +1,138 @@
+/**
+ * Every public search option with a hostile value: a typed INVALID_INPUT error that says which
+ * option, the store unchanged, on both backends. A widening spelled wrong is refused (it was
+ * read as no widening); a role list of many copies is one condition (it overflowed SQLite's
+ * variables as an UNAVAILABLE error).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CANDIDATE_TEXT_CHARS, ShadowStore, ShadowStoreError, type SearchOptions, type ShadowMessage } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { TARGETS, type PostgresTarget } from './targets.ts'
+
+const HOSTILE: Array<[string, Record<string, unknown>, RegExp]> = [
+  ['allSessions as a string', { allSessions: 'true' }, /allSessions/],
+  ['allSessions as a number', { allSessions: 1 }, /allSessions/],
+  ['workspace as a number', { workspace: 5 }, /workspace/],
+  ['workspace as an object', { workspace: {} }, /workspace/],
+  ['workspace of a megabyte', { workspace: 'w'.repeat(1_000_000) }, /workspace/],
+  ['limit as a string', { limit: '10' }, /limit/],
+  ['limit past 200', { limit: 201 }, /limit/],
+  ['rankWindow NaN', { rankWindow: Number.NaN }, /rankWindow/],
+  ['rankWindow -Infinity', { rankWindow: Number.NEGATIVE_INFINITY }, /rankWindow/],
+  ['beforeSeq as a string', { beforeSeq: '3' }, /beforeSeq/],
+  ['timeFrom NaN', { timeFrom: Number.NaN }, /timeFrom/],
+  ['timeTo past a Date', { timeFrom: 0, timeTo: 8.64e15 + 1 }, /timeTo/],
+  ['an inverted time range', { timeFrom: 2e12, timeTo: 1e12 }, /inverted/],
+  ['roles as a string', { roles: 'tool' }, /roles/],
+  ['an unknown role', { roles: ['admin'] }, /role/],
+  ['toolName of a megabyte', { toolName: 'x'.repeat(1_000_000) }, /toolName/],
+  ['checkpointId as an object', { checkpointId: {} }, /checkpoint/],
+  ['excludeToolNames with null', { excludeToolNames: [null] }, /excludeToolNames/],
+  ['excludeSourceKinds of 65 names', { excludeSourceKinds: Array.from({ length: 65 }, () => 'x') }, /excludeSourceKinds/],
+]
+
+describe.each(TARGETS)('hostile search options on $name', target => {
+  let store: ShadowStore
+  let before: string
+  beforeAll(async () => {
+    await target.setup()
+    store = await ShadowStore.open(target.location())
+    await store.registerSession({ sessionId: 'ha', workspace: 'w' })
+    await store.append(Array.from({ length: 6 }, (_, index) => message('ha', index + 1, `needle ${index} connection pool`)))
+    before = JSON.stringify(await store.read({ sessionId: 'ha' }, { limit: 100 }))
+  })
+  afterAll(async () => {
+    expect(JSON.stringify(await store.read({ sessionId: 'ha' }, { limit: 100 }))).toBe(before)
+    await store.close()
+    await target.teardown()
+  })
+
+  it.each(HOSTILE)('refuses %s with a typed error naming it', async (_name, options, names) => {
+    const error = await store.search('needle pool', { sessionId: 'ha', ...options } as unknown as SearchOptions).then(() => undefined, (caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ShadowStoreError)
+    expect((error as ShadowStoreError).code).toBe('INVALID_INPUT')
+    expect((error as ShadowStoreError).message).toMatch(names)
+  })
+
+  // the cut is of characters, whatever the script: a multibyte output is cut at the same place (its winner was read again in full when the cut was of bytes)
+  it.each([['Latin', 'lorem ipsum '], ['Chinese', '数据库连接池耗尽 ']])('reads a 2 MB %s output as a candidate only up to the candidate cut, and returns it cut', async (_script, filler) => {
+    const sessionId = `hb${filler.length}`
+    await store.append([message(sessionId, 1, `needle in a huge output ${filler.repeat(Math.ceil(2_000_000 / Buffer.byteLength(filler)))}`), message(sessionId, 2, 'needle in a short one')])
+    const backend = store.backend as unknown as Record<'candidateRows' | 'searchIndexes' | 'searchIndex' | 'getMessage', (...args: never[]) => unknown>
+    const chars = (row: ShadowMessage): number => row.text.length
+    let longest = 0
+    const measure = (rows: unknown): void => {
+      for (const row of [rows].flat(2) as Array<ShadowMessage | { hits: Array<{ message: ShadowMessage }> } | undefined>) {
+        if (row === undefined || row === null) continue
+        for (const read of 'hits' in row ? row.hits.map(hit => hit.message) : [row]) longest = Math.max(longest, chars(read))
+      }
+    }
+    const real = Object.fromEntries((['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage'] as const).map(name => [name, backend[name]!]))
+    for (const name of ['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage'] as const) {
+      backend[name] = async (...args: never[]) => {
+        const answer = await real[name]!.apply(store.backend, args)
+        measure(answer)
+        return answer
+      }
+    }
+    try {
+      const result = await store.search('needle huge', { sessionId })
+      expect(result.hits[0]!.message.seq).toBe(1)
+      expect(chars(result.hits[0]!.message)).toBe(CANDIDATE_TEXT_CHARS)
+      expect(longest).toBeGreaterThan(0)
+      expect(longest).toBeLessThanOrEqual(CANDIDATE_TEXT_CHARS)
+    } finally {
+      Object.assign(backend, real)
+    }
+  })
+
+  it('answers a role list of 100,000 copies as the one role', async () => {
+    const many = await store.search('needle pool', { sessionId: 'ha', roles: Array.from({ length: 100_000 }, () => 'user' as const) })
+    const one = await store.search('needle pool', { sessionId: 'ha', roles: ['user'] })
+    expect(many.hits.length).toBeGreaterThan(0)
+    expect(many).toEqual(one)
+  })
+})
+
+describe.each(TARGETS)('a workspace of 33,000 sessions on $name', target => {
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+
+  it('is searched in a few statements (its sessions were one SQL variable each, past SQLite\'s 32,766)', async () => {
+    const location = target.location()
+    const store = await ShadowStore.open(location)
+    try {
+      // one session outside the workspace: the scope is not the whole store
+      await store.registerSession({ sessionId: 'wx', workspace: 'x' })
+      await store.registerSession({ sessionId: 'w0', workspace: 'w' })
+      await store.append([message('w0', 1, 'needle in the workspace'), message('wx', 1, 'needle outside it')])
+      // the other sessions as rows of their own (registering 33k sessions one by one takes minutes)
+      if (target.name === 'sqlite') {
+        const { DatabaseSync } = await import('node:sqlite')
+        const db = new DatabaseSync(location)
+        db.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 33000) INSERT INTO sessions(session_id, tag, workspace) SELECT 'w' || i, 'q' || printf('%07d', i), 'w' FROM n")
+        db.close()
+      } else {
+        const schema = new URL(location).searchParams.get('schema')
+        await (target as PostgresTarget).sql(`INSERT INTO ${schema}.sessions(session_id, tag, workspace) SELECT 'w' || i, 'q' || lpad(i::text, 7, '0'), 'w' FROM generate_series(1, 33000) AS i`)
+      }
+      // statements the search sends (PostgreSQL counted the scope's rows one session at a time: 33k round trips)
+      let statements = 0
+      if (target.name === 'postgres') {
+        const connection = (store.backend as unknown as { connection: Record<'query' | 'search', (...args: never[]) => unknown> }).connection
+        for (const name of ['query', 'search'] as const) {
+          const real = connection[name]!.bind(connection)
+          connection[name] = (...args: never[]) => {
+            statements += 1
+            return real(...args)
+          }
+        }
+      }
+      const result = await store.search('needle', { sessionId: 'w0', workspace: 'w' })
+      expect(result.hits.map(hit => hit.message.sessionId)).toEqual(['w0'])
+      expect(statements).toBeLessThan(50)
+    } finally {
+      await store.close()
+    }
+  })
+})
