@@ -82,7 +82,9 @@ async function dshWeb(line: string): Promise<string> {
     const browser = await chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] })
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-      await page.addLocatorHandler(page.getByRole('button', { name: 'Continue' }), async button => {
+      // exact: a name is matched as a substring by default, and the key dialog's "Save and continue" stays
+      // disabled without a key: clicking it waited out the test (a flake whenever this handler ran first)
+      await page.addLocatorHandler(page.getByRole('button', { name: 'Continue', exact: true }), async button => {
         await button.click()
       })
       // without a DeepSeek key the web app first asks for one (this run has none: nothing can be sent)

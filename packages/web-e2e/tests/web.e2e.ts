@@ -201,7 +201,7 @@ beforeAll(async () => {
   })
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   // rc.8 shows a one-time "Internal Testing Notice" dialog whenever it likes; dismiss it whenever it shows
-  await page.addLocatorHandler(page.getByRole('button', { name: 'Continue' }), async button => {
+  await page.addLocatorHandler(page.getByRole('button', { name: 'Continue', exact: true }), async button => {
     await button.click()
   })
 })
