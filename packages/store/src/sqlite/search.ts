@@ -48,13 +48,12 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     }
     const limit = Math.max(1, Math.floor(query.limit))
     const light = query.light === true
-    // stored_bytes: whether a light read cut the text (CANDIDATE_COLUMNS cuts the UTF-8 bytes)
-    const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid, length(m.text) AS stored_bytes`
+    const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid`
     // The AND of a term's trigrams also matches texts holding them apart: check the text, the
     // whole of it (a term past a light read's cut is still a match).
     const verify = query.index === 'grams'
       ? (message: ShadowMessage, row: Row): boolean => holdsTerms(message.text, query.terms, query.operator)
-        || (light && (row['stored_bytes'] as number) > CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
+        || (light && message.text.length >= CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
       : undefined
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
