@@ -9,7 +9,7 @@ import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { shadowId } from '@dsh-shadow/store'
 import { describe, expect, it } from 'vitest'
 import { READ_TOOL } from '../src/index.ts'
-import { MASK_MARKER } from '../src/engine/mask.ts'
+import { MASK_MARKER, maskPays } from '../src/engine/mask.ts'
 import { selectMasks, type PolicyNode } from '../src/engine/region.ts'
 import { cleanupAfterEach, pairingProblems, recallHarness } from './support.ts'
 
@@ -210,5 +210,24 @@ describe('mask selection', () => {
     expect(selectMasks(nodes, { from: 6, minTokens: 500, keepTokens: 1_000, balancedAtEnd: true })).toEqual([])
     // a step whose results are still open at the end is not cut
     expect(selectMasks(nodes, { from: 0, minTokens: 500, keepTokens: 0, balancedAtEnd: false }).at(-1)?.endIdx).toBe(5)
+  })
+})
+
+describe('mask price policy', () => {
+  const node = (seq: number, tokens: number): PolicyNode => ({ seq, tokens, role: seq % 2 === 0 ? 'tool' : 'assistant', checkpoint: false, turnStart: false, balancedBefore: seq % 2 === 1 })
+  // 10 nodes of 1,000 tokens; a run over nodes 2-5 (4,000 tokens) leaves a suffix of 8,000 from its start
+  const nodes = Array.from({ length: 10 }, (_, index) => node(index + 1, 1_000))
+  const runs = [{ startIdx: 2, endIdx: 5, tokens: 4_000 }]
+
+  it('masks when the saving over the horizon outweighs the one-time miss of the suffix, and never at a hit price of 0', () => {
+    // removed = 4,000 - 80 = 3,920; the miss once: (1 - hit) × (8,000 - 3,920) = 0.9 × 4,080 = 3,672
+    // horizon = min(3,920, 20,000 - 10,000) / growth: growth 500 → 7.84 requests; saving 0.1 × 3,920 × 7.84 = 3,073: waits
+    expect(maskPays(nodes, runs, { total: 10_000, thresholdTokens: 20_000, growth: 500, hitRatio: 0.1 })).toBe(false)
+    // growth 400 → 9.8 requests; saving 3,842 > 3,672: masks
+    expect(maskPays(nodes, runs, { total: 10_000, thresholdTokens: 20_000, growth: 400, hitRatio: 0.1 })).toBe(true)
+    expect(maskPays(nodes, runs, { total: 10_000, thresholdTokens: 20_000, growth: 1, hitRatio: 0 })).toBe(false)
+    // close to the threshold the horizon shrinks to what is left before the next pass
+    expect(maskPays(nodes, runs, { total: 19_900, thresholdTokens: 20_000, growth: 400, hitRatio: 0.1 })).toBe(false)
+    expect(maskPays(nodes, [], { total: 10_000, thresholdTokens: 20_000, growth: 1, hitRatio: 0.5 })).toBe(false)
   })
 })

@@ -24,28 +24,19 @@ import {
   type ManualCompactAgentContext,
 } from '@deepseek-ai/dsh-compaction'
 import type { CommandId } from '@deepseek-ai/dsh-commands/brand'
-import { BlockAssembler, CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorChain, type ContentBlock, type TokenUsage } from '@deepseek-ai/dsh-llm'
+import { CONTEXT_WINDOW_EXCEEDED_CODE, createUserMessage, errorChain } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
-import { checkpointId as makeCheckpointId, failpoint, parseCheckpointTag, sessionTag } from '@dsh-shadow/store'
+import { checkpointId as makeCheckpointId, failpoint } from '@dsh-shadow/store'
 import { SHADOW_ENGINE } from '../capture/checkpoints.ts'
 import { budgetFor, resolveEngineConfig, ShadowEngineConfigSchema, type EngineBudget, type ResolvedEngineConfig, type ShadowEngineConfig } from './config.ts'
-import { composeDigest, composeFooter, composeRollup, composeState, STATE_MARKER, type DigestMessage } from './digest.ts'
+import { buildCheckpoint, CompactionRefused, routedTarget, type BuildDeps, type Built, type Prepared } from './build.ts'
+import { STATE_MARKER } from './digest.ts'
 import { LogIndexRegistry, type LogIndexWork } from './log-index.ts'
-import { composeMask, MASK_MARKER } from './mask.ts'
+import { MASK_MARKER, maskPays } from './mask.ts'
 import { frozenEnd, selectMasks, selectRegion, selectRollup, stateSplit, type PolicyNode, type RegionChoice, type RegionMode } from './region.ts'
 
-/** Model name written on our `compaction/summary` events. */
-export const DIGEST_MODEL = 'digest-v1'
-export const ROLLUP_MODEL = 'rollup-v1'
-export const STATE_MODEL = 'state-v1'
-export const MASK_MODEL = 'mask-v1'
-/** About what one mask stub costs (its header, a line per call, the footer). */
-const MASK_STUB_TOKENS = 80
+export { CompactionRefused, DIGEST_MODEL, MASK_MODEL, ROLLUP_MODEL, STATE_MODEL } from './build.ts'
 
-/** Why a pass did not commit, in words that end up in the log and the projection. */
-export class CompactionRefused extends Error {
-  override readonly name = 'CompactionRefused'
-}
 
 interface SessionState {
   /** Consecutive failed overflow recoveries. */
@@ -59,32 +50,6 @@ interface SessionState {
   /** Request size at the previous pressure check, and the mean growth per request (masking's horizon). */
   lastTotal: number
   growth: number
-}
-
-interface Prepared {
-  readonly session: Session
-  readonly region: RegionChoice
-  readonly nodes: readonly PolicyNode[]
-  readonly shadowedSeqs: number[]
-  readonly shadowedTokens: number
-  readonly kind: 'digest' | 'rollup' | 'state' | 'mask'
-}
-
-interface Built {
-  readonly content: ContentBlock[]
-  readonly footer: string
-  readonly provider: string
-  readonly model: string
-  readonly maxTokens?: number
-  readonly usage?: TokenUsage
-  readonly rawOutput?: ContentBlock[]
-}
-
-function routedTarget(agent: CompactionAgentContext): { provider: string; model: string } | undefined {
-  const config = agent.session.requestHeader()?.config
-  if (config !== undefined && config.provider.length > 0 && config.model.length > 0) return { provider: config.provider, model: config.model }
-  const { provider, model } = agent.options
-  return provider !== undefined && provider.length > 0 && model !== undefined && model.length > 0 ? { provider, model } : undefined
 }
 
 export class ShadowCompactionEngine extends CompactionEngine {
@@ -333,22 +298,11 @@ export class ShadowCompactionEngine extends CompactionEngine {
     return result
   }
 
-  /**
-   * Masking between passes, only when it pays under the configured cache price: a rewrite makes
-   * everything after its first stub miss once, (1 − hit) × (suffix − removed); it saves
-   * hit × removed on each request until the next rewrite (estimated from the growth per request),
-   * so it waits until a batch worth the miss has piled up.
-   */
+  /** Masking between passes, only when it pays under the configured cache price (maskPays). */
   private async maskIfWorth(agent: CompactionAgentContext, budget: EngineBudget, total: number, growth: number, signal: AbortSignal): Promise<CompactionResult | null> {
     const { nodes, balancedAtEnd } = this.policyNodes(agent.session)
     const runs = selectMasks(nodes, { from: frozenEnd(nodes), minTokens: this.config.maskTokens, keepTokens: budget.retainTokens, balancedAtEnd })
-    if (runs.length === 0) return null
-    const suffix = nodes.slice(runs[0]!.startIdx).reduce((sum, node) => sum + node.tokens, 0)
-    const removed = runs.reduce((sum, run) => sum + Math.max(0, run.tokens - MASK_STUB_TOKENS), 0)
-    // The saving lasts until the next rewrite: the next pass, or the next mask once as much has grown again.
-    const horizon = Math.max(1, Math.min(removed, budget.thresholdTokens - total) / Math.max(1, growth))
-    const hit = this.config.maskHitRatio
-    if (hit * removed * horizon <= (1 - hit) * Math.max(0, suffix - removed)) return null
+    if (!maskPays(nodes, runs, { total, thresholdTokens: budget.thresholdTokens, growth, hitRatio: this.config.maskHitRatio })) return null
     return this.commitMasks(agent, nodes, runs, signal)
   }
 
@@ -447,11 +401,11 @@ export class ShadowCompactionEngine extends CompactionEngine {
     // A digest or rollup is pure code: build it first, and skip a pass that would not shrink
     // anything without writing a bracket. An llm summary is made inside the bracket (the lock).
     const deterministic = prepared.kind !== 'digest' || this.config.summary === 'digest'
-    let built = deterministic ? await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal) : undefined
+    let built = deterministic ? await buildCheckpoint(this.buildDeps(session), agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal) : undefined
     if (built !== undefined && this.checkpointTokens(built, compactionId, options.sourceCommandId) >= shadowedTokens) return null
     const startEvent = session.append('compaction/start', lifecycle)
     try {
-      built ??= await this.build(agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal)
+      built ??= await buildCheckpoint(this.buildDeps(session), agent, { ...prepared, shadowedSeqs, shadowedTokens }, compactionId, signal)
       const checkpointMessage = createUserMessage({ content: built.content, source: compactCheckpointSource(compactionId, options.sourceCommandId) })
       const checkpointTokens = this.ctx.tokenMeter.estimateMessage(checkpointMessage)
       if (checkpointTokens >= shadowedTokens) throw new CompactionRefused(`the checkpoint (${checkpointTokens} tokens) would not be smaller than what it replaces (${shadowedTokens})`)
@@ -528,90 +482,12 @@ export class ShadowCompactionEngine extends CompactionEngine {
     }
   }
 
+  private buildDeps(session: Session): BuildDeps {
+    return { config: this.config, log: this.logs.for(session), capture: this.ctx.shadowCapture, llm: this.ctx.llm }
+  }
+
   private checkpointTokens(built: Built, compactionId: CompactionId, sourceCommandId: CommandId | undefined): number {
     return this.ctx.tokenMeter.estimateMessage(createUserMessage({ content: built.content, source: compactCheckpointSource(compactionId, sourceCommandId) }))
   }
 
-  /** The checkpoint content: a digest (or an index rollup), or LLM prose; always the code footer. */
-  private async build(agent: CompactionAgentContext, prepared: Prepared, compactionId: string, signal?: AbortSignal): Promise<Built> {
-    const { session } = prepared
-    const log = this.logs.for(session)
-    const tag = parseCheckpointTag(compactionId) ?? sessionTag(session.id)
-    // everything a checkpoint says is derived from text as the store keeps it (redacted when on)
-    const redact = (text: string): string => this.ctx.shadowCapture.redactText(text)
-    if (prepared.kind === 'rollup') {
-      const folded = prepared.shadowedSeqs.map(seq => {
-        const event = log.event(seq)
-        const source = event.type === 'user/message' ? event.data.source : undefined
-        const id = source !== undefined && isCompactCheckpointSource(source) ? String((source as { compactionId?: unknown }).compactionId) : `seq ${seq}`
-        const text = event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : ''
-        return { checkpointId: id, text: redact(text) }
-      })
-      const text = composeRollup({ checkpointId: compactionId, folded })
-      return { content: [{ type: 'text', text }], footer: text.slice(text.lastIndexOf('\n') + 1), provider: SHADOW_ENGINE, model: ROLLUP_MODEL }
-    }
-    const positions = log.positionsOf(prepared.shadowedSeqs)
-    const messages: DigestMessage[] = prepared.shadowedSeqs.map(seq => positions.get(seq)!).map(message => ({ ...message, event: this.ctx.shadowCapture.redactEvent(message.event) }))
-    if (prepared.kind === 'mask') {
-      const mask = composeMask({ checkpointId: compactionId, tag, messages })
-      return { content: [{ type: 'text', text: mask.text }], footer: mask.footer, provider: SHADOW_ENGINE, model: MASK_MODEL }
-    }
-    if (prepared.kind === 'state') {
-      const checkpoints = prepared.nodes.filter(node => node.checkpoint && node.mutable !== true).map(node => {
-        const event = log.event(node.seq)
-        return redact(event.type === 'user/message' ? event.data.content.map(block => (block.type === 'text' ? block.text : '')).join('\n') : '')
-      })
-      const state = composeState({ checkpointId: compactionId, tag, messages, checkpoints, maxTokens: this.config.stateTokens })
-      return { content: [{ type: 'text', text: state.text }], footer: state.footer, provider: SHADOW_ENGINE, model: STATE_MODEL }
-    }
-    if (this.config.summary === 'digest') {
-      const digest = composeDigest({ checkpointId: compactionId, tag, messages, maxTokens: this.config.digestTokens })
-      return { content: [{ type: 'text', text: digest.text }], footer: digest.footer, provider: SHADOW_ENGINE, model: DIGEST_MODEL }
-    }
-    return this.summarizeWithLlm(agent, prepared, compactionId, messages, signal)
-  }
-
-  private async summarizeWithLlm(agent: CompactionAgentContext, prepared: Prepared, compactionId: string, messages: readonly DigestMessage[], signal?: AbortSignal): Promise<Built> {
-    const session = prepared.session
-    const header = session.requestHeader()
-    const target = this.config.summarizationProvider !== undefined && this.config.summarizationModel !== undefined
-      ? { provider: this.config.summarizationProvider, model: this.config.summarizationModel }
-      : routedTarget(agent)
-    if (target === undefined) throw new CompactionRefused('no provider/model to write an llm summary with')
-    const log = this.logs.for(session)
-    const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(log.event(seq))).filter(message => message !== null)
-    const instruction = createUserMessage({
-      content: [{ type: 'text', text: 'Summarize the conversation above for your own later use: goals, decisions and their reasons, files and identifiers, errors and fixes, open work. Terse bullets. Preserve exact paths, commands, numbers and error strings. Output only the summary.' }],
-      source: { kind: 'plugin', plugin: SHADOW_ENGINE },
-    })
-    const assembler = new BlockAssembler()
-    for await (const chunk of this.ctx.llm.stream({
-      provider: target.provider,
-      model: target.model,
-      messages: [...derived, instruction],
-      ...(header?.system === undefined ? {} : { system: header.system }),
-      ...(header?.tools === undefined ? {} : { tools: [...header.tools] }),
-      maxTokens: this.config.maxTokens,
-      sessionId: session.id,
-      purpose: 'compaction',
-      ...(signal === undefined ? {} : { signal }),
-    })) assembler.push(chunk)
-    const finish = assembler.finish
-    if (finish.kind === 'error' || finish.kind === 'aborted') throw new CompactionRefused(`llm summary failed: ${finish.failure.message}`)
-    if (finish.kind === 'max-tokens') throw new CompactionRefused('llm summary hit its token cap')
-    const rawOutput = assembler.blocks()
-    const prose = this.ctx.shadowCapture.redactText(rawOutput.filter(block => block.type === 'text').map(block => block.text).join('\n').trim())
-    if (prose.length === 0) throw new CompactionRefused('llm summary was empty')
-    const footer = composeFooter({ checkpointId: compactionId, tag: parseCheckpointTag(compactionId) ?? sessionTag(session.id), messages })
-    const text = `[Shadow Context checkpoint ${compactionId}]\n${prose}\n${footer}`
-    return {
-      content: [{ type: 'text', text }],
-      footer,
-      provider: target.provider,
-      model: target.model,
-      maxTokens: this.config.maxTokens,
-      ...(assembler.usage === undefined ? {} : { usage: assembler.usage }),
-      rawOutput,
-    }
-  }
 }

@@ -12,6 +12,7 @@
 import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
 import { clip, flatten } from '../text.ts'
 import type { DigestMessage } from './digest.ts'
+import type { PolicyNode, RegionChoice } from './region.ts'
 
 /** How a mask stub starts (the engine and the invariant companion tell stubs apart by it). */
 export const MASK_MARKER = '[Shadow Context masked'
@@ -64,4 +65,23 @@ export function composeMask(input: { checkpointId: string; tag: string; messages
   const times = extent(input.messages.map(message => message.event.time)) ?? { min: 0, max: 0 }
   const footer = `[shadow ${input.checkpointId}] seqs ${seqs[0]}–${seqs.at(-1)} · ${formatUtc(times.min)} → ${formatUtc(times.max)} UTC · shadow_read {"checkpoint":"${input.checkpointId}"}`
   return { text: `${lines.join('\n')}\n${footer}`, footer }
+}
+
+/** About what one mask stub costs (its header, a line per call, the footer). */
+const MASK_STUB_TOKENS = 80
+
+/**
+ * Whether masking these runs between passes pays under the cache price `hitRatio` (a cache hit's
+ * price over a miss's). A rewrite makes everything after its first stub miss once,
+ * (1 − hit) × (suffix − removed); it saves hit × removed on each request until the next rewrite,
+ * estimated from the mean growth per request, so masking waits until a batch worth the miss has
+ * piled up.
+ */
+export function maskPays(nodes: readonly PolicyNode[], runs: readonly RegionChoice[], at: { readonly total: number; readonly thresholdTokens: number; readonly growth: number; readonly hitRatio: number }): boolean {
+  if (runs.length === 0) return false
+  const suffix = nodes.slice(runs[0]!.startIdx).reduce((sum, node) => sum + node.tokens, 0)
+  const removed = runs.reduce((sum, run) => sum + Math.max(0, run.tokens - MASK_STUB_TOKENS), 0)
+  // the saving lasts until the next rewrite: the next pass, or the next mask once as much has grown again
+  const horizon = Math.max(1, Math.min(removed, at.thresholdTokens - at.total) / Math.max(1, at.growth))
+  return at.hitRatio * removed * horizon > (1 - at.hitRatio) * Math.max(0, suffix - removed)
 }
