@@ -330,12 +330,36 @@ function whereOf(query: IndexQuery, whole: WholeStore, params: Params): string |
   return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole, sessions)}`
 }
 
+/**
+ * pg_trgm takes a LIKE pattern's trigrams from its runs of letters and digits: a substring with no
+ * run of three ("a/b", "i/o", "x.y", "ab.c") gives the trigram index little or nothing to narrow
+ * with, and a store-wide list of one that few rows hold probed every bucket whole (each probe a
+ * scan of 65k rows: past the 3 s guard at 10M, the search failed). Such a term is looked for in
+ * the store's newest UNSELECTIVE_ROWS rows only (about 12 ms at 10M); the other terms of its list
+ * wherever they are, and the words lists still find older rows by the substring's words. A scoped
+ * list reads its sessions' rows and is not bounded.
+ */
+const UNSELECTIVE_ROWS = 10_000
+const TRIGRAM_RUN = /[\p{L}\p{N}]{3}/u
+
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
 async function newestListSql(connection: PgConnection, query: IndexQuery, whole: WholeStore, params: Params, walk?: SharedWalk): Promise<string | undefined> {
-  const where = whereOf(query, whole, params)
-  if (where === undefined) return undefined
   const limit = Math.max(1, Math.floor(query.limit))
   const scoped = scopedMatch(query.segments, whole)
+  if (query.index === 'grams' && !scoped && query.segments.length > 0) {
+    const terms = query.terms.filter(term => term.length > 0)
+    const narrow = terms.filter(term => TRIGRAM_RUN.test(term))
+    const unselective = terms.filter(term => !TRIGRAM_RUN.test(term))
+    // an AND is narrowed by any one of its terms; an OR by none of its unselective ones
+    if (unselective.length > 0 && (query.operator === 'or' || narrow.length === 0)) {
+      const recent = whereOf({ ...query, terms: unselective }, whole, params)!
+      const bounded = `SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${params.param(UNSELECTIVE_ROWS)}) m WHERE ${recent} ORDER BY m.id DESC LIMIT ${params.param(limit)}`
+      const rest = narrow.length === 0 ? undefined : await newestListSql(connection, { ...query, terms: narrow }, whole, params, walk)
+      return rest === undefined ? bounded : `SELECT id FROM ((${rest}) UNION (${bounded})) u ORDER BY id DESC LIMIT ${params.param(limit)}`
+    }
+  }
+  const where = whereOf(query, whole, params)
+  if (where === undefined) return undefined
   return newestIds(where, scoped, params.param(limit), params, scoped ? 'walk' : await startOf(connection, query, limit), walk, query.index === 'grams')
 }
 

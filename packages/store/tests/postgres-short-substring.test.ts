@@ -1,0 +1,54 @@
+/**
+ * PostgreSQL substring lists of a term with no run of three letters or digits ("i/o", "a/b",
+ * "x.y"): pg_trgm has nothing to narrow such a LIKE with, so a store-wide list of one that few
+ * rows hold probed every id bucket whole (past the 3 s guard at 10M messages: the search failed).
+ * Such a list looks at the store's newest 10,000 rows only; a scoped list reads its sessions' rows
+ * whole. The store's ids jump 40 buckets, so a small store spans buckets as a large one does.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { postgresTarget } from './targets.ts'
+
+const target = postgresTarget()
+beforeAll(() => target.setup())
+afterAll(() => target.teardown())
+
+const BUCKET = 1 << 16
+
+describe('PostgreSQL substring lists the trigram index cannot narrow', () => {
+  it('list a store-wide short-run substring among the newest 10,000 rows only, and a session\'s rows whole', async () => {
+    const schema = 'short_runs'
+    const store = await ShadowStore.open(target.server().storeDsn(schema))
+    const append = async (rows: ShadowMessageInput[]): Promise<void> => {
+      for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
+    }
+    // bucket 0: one old row with each anchor; then bucket 40: 12,000 newer rows, one of them
+    // (within the newest 10,000) holding "i/o" and a long anchor the index narrows
+    await append([message('old', 0, 'disk i/o wait and x.y while reading ledger/compactor.cfg'), ...Array.from({ length: 99 }, (_, index) => message('old', index + 1, `old row ${index}`))])
+    await target.sql(`ALTER TABLE ${schema}.messages ALTER COLUMN id RESTART WITH ${40 * BUCKET}`)
+    await append(Array.from({ length: 12_000 }, (_, index) => message('new', index, index === 11_000 ? 'recent i/o stall' : `new row ${index}`)))
+    const key = (hit: { message: { sessionId: string; seq: number } }): string => `${hit.message.sessionId}/${hit.message.seq}`
+    const list = { index: 'grams', operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true } as const
+    const everywhere = await store.scopeSegments({ sessionId: 'new', allSessions: true })
+    const lists = async (segments: typeof everywhere, terms: string[]): Promise<string[][]> => {
+      const one = await Promise.all(terms.map(async term => (await store.backend.searchIndex({ ...list, segments, terms: [term] })).hits.map(key)))
+      // the batched form (what a search runs) lists the same
+      const batch = (await store.backend.searchIndexes!(terms.map(term => ({ ...list, segments, terms: [term] })))).map(result => result.hits.map(key))
+      expect(batch).toEqual(one)
+      return one
+    }
+    // store-wide: the recent "i/o" is listed, the old one (11,999 rows further down) is not;
+    // "x.y" only in the old row: none; an anchor with a long run is found wherever it is
+    expect(await lists(everywhere, ['i/o', 'x.y', 'compactor.cfg'])).toEqual([['new/11000'], [], ['old/0']])
+    // in an OR, only such a term is bounded; an AND with a narrowing term is not bounded at all
+    expect((await store.backend.searchIndex({ ...list, segments: everywhere, terms: ['compactor.cfg', 'i/o'] })).hits.map(key)).toEqual(['new/11000', 'old/0'])
+    expect((await store.backend.searchIndex({ ...list, segments: everywhere, terms: ['compactor.cfg', 'x.y'], operator: 'and' })).hits.map(key)).toEqual(['old/0'])
+    // scoped to the old session: its rows are read whole
+    expect(await lists(await store.scopeSegments({ sessionId: 'old' }), ['i/o', 'x.y'])).toEqual([['old/0'], ['old/0']])
+    // and a whole search of it is not a failure: the words lists find the old row
+    const found = await store.search('i/o', { sessionId: 'new', allSessions: true })
+    expect(found.hits.map(hit => `${hit.message.sessionId}/${hit.message.seq}`)).toContain('old/0')
+    await store.close()
+  })
+})
