@@ -49,6 +49,20 @@ describe('PostgreSQL substring lists the trigram index cannot narrow', () => {
     // and a whole search of it is not a failure: the words lists find the old row
     const found = await store.search('i/o', { sessionId: 'new', allSessions: true })
     expect(found.hits.map(hit => `${hit.message.sessionId}/${hit.message.seq}`)).toContain('old/0')
+    // Under a list guard too short for the full plans (1 ms: the walk alone checks 2,000 rows for 12
+    // patterns), each list statement is cancelled and read again among the newest rows: the same
+    // answer a bounded list gives, and no failure.
+    const anchors = ['compactor.cfg', ...Array.from({ length: 11 }, (_, index) => `absent${index}.cfg`)]
+    expect((await store.backend.searchIndex({ ...list, segments: everywhere, terms: anchors })).hits.map(key)).toEqual(['old/0'])
+    const hurried = await ShadowStore.open(target.server().storeDsn(schema), { listTimeoutMs: 1 })
+    const hurriedEverywhere = await hurried.scopeSegments({ sessionId: 'new', allSessions: true })
+    expect((await hurried.backend.searchIndex({ ...list, segments: hurriedEverywhere, terms: anchors })).hits.map(key)).toEqual([])
+    expect((await hurried.backend.searchIndexes!([{ ...list, segments: hurriedEverywhere, terms: anchors }, { ...list, segments: hurriedEverywhere, terms: ['i/o'] }])).map(result => result.hits.map(key))).toEqual([[], ['new/11000']])
+    // a scoped list is not bounded: the session's rows are read whole
+    expect((await hurried.backend.searchIndex({ ...list, segments: await hurried.scopeSegments({ sessionId: 'old' }), terms: anchors })).hits.map(key)).toEqual(['old/0'])
+    const answered = await hurried.search('compactor.cfg absent0.cfg absent1.cfg absent2.cfg absent3.cfg', { sessionId: 'new', allSessions: true })
+    expect(answered.coverage.searched).toBeGreaterThan(12_000)
+    await hurried.close()
     await store.close()
   })
 })

@@ -161,7 +161,7 @@ describe('ShadowStore on PostgreSQL', () => {
     for (let start = 0; start < rows.length; start += 500) await store.append(rows.slice(start, start + 500))
     const segments = await store.scopeSegments({ sessionId: 'g0', allSessions: true })
     const statements: string[] = []
-    const pool = (store.backend as PostgresBackend).connection.searchPool
+    const pool = (store.backend as PostgresBackend).connection.listPool
     const query = pool.query.bind(pool)
     pool.query = ((...args: Parameters<typeof query>) => {
       statements.push(String(args[0]))
@@ -215,7 +215,7 @@ describe('ShadowStore on PostgreSQL', () => {
     const segments = await store.scopeSegments({ sessionId: 'k0', allSessions: true })
     const backend = store.backend as PostgresBackend
     const statements: string[] = []
-    const pool = backend.connection.searchPool
+    const pool = backend.connection.listPool
     const query = pool.query.bind(pool)
     pool.query = ((...args: Parameters<typeof query>) => {
       statements.push(String(args[0]))

@@ -11,13 +11,19 @@ export interface PostgresBackendOptions {
   readonly readOnly?: boolean
   /** How long a statement waits for a lock, and a connection attempt for the server, ms. Default 5000. */
   readonly busyTimeoutMs?: number
-  /** Connections per process (and as many again for searches). Default 4. */
+  /** Connections per process (and as many again for searches, and for their candidate lists). Default 4. */
   readonly poolSize?: number
   /**
    * Guard on each search statement, ms: one that runs longer is cancelled by the server and the
    * search fails with UNAVAILABLE (saying so) instead of holding a turn. Default 3000.
    */
   readonly searchTimeoutMs?: number
+  /**
+   * Guard on a search's candidate lists, ms (at most `searchTimeoutMs`): a list that runs longer
+   * (a plan the store did not expect, or a loaded server) is cancelled and read again among the
+   * store's newest rows only, so the search answers instead of failing. Default 500.
+   */
+  readonly listTimeoutMs?: number
   /**
    * Ceiling on the store's tables and indexes, bytes. Past it every write that adds rows fails
    * with FULL, as on a full disk (Shadow Context then fails closed). Default: none.
@@ -122,6 +128,9 @@ export class PgConnection {
   /** Index queries of searches, on their own connections with a tight statement timeout. */
   readonly searchPool: pg.Pool
   readonly searchTimeoutMs: number
+  /** Candidate lists of searches, under the shorter list guard (searchList). */
+  readonly listPool: pg.Pool
+  readonly listTimeoutMs: number
   readonly readOnly: boolean
   private closed = false
 
@@ -149,6 +158,8 @@ export class PgConnection {
     // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
     // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
     this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
+    this.listTimeoutMs = Math.max(1, Math.min(this.searchTimeoutMs, Math.floor(options.listTimeoutMs ?? 500)))
+    this.listPool = pool(this.listTimeoutMs, ['-c jit=off'])
   }
 
   private check(action: string): void {
@@ -173,6 +184,20 @@ export class PgConnection {
       if ((error as { code?: unknown }).code === '57014') {
         throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.location.display} ${action}: the query ran past the ${this.searchTimeoutMs} ms search guard and was cancelled (a loaded server, or a plan the store did not expect)`, { cause: error })
       }
+      throw pgError(error, action, this.location.display)
+    }
+  }
+
+  /**
+   * A search's candidate list under the list guard: its rows, or undefined when the guard tripped
+   * (the caller reads a bounded plan instead, on the search pool).
+   */
+  async searchList<R extends pg.QueryResultRow = Record<string, unknown>>(action: string, sql: string, params: unknown[] = []): Promise<R[] | undefined> {
+    this.check(action)
+    try {
+      return (await this.listPool.query<R>(sql, params)).rows
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '57014') return undefined
       throw pgError(error, action, this.location.display)
     }
   }
@@ -237,7 +262,7 @@ export class PgConnection {
     if (this.closed) return
     this.closed = true
     try {
-      await Promise.all([this.pool.end(), this.searchPool.end()])
+      await Promise.all([this.pool.end(), this.searchPool.end(), this.listPool.end()])
     } catch {
       // closing after the server went away must not throw at shutdown
     }

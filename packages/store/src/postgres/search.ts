@@ -342,20 +342,44 @@ function whereOf(query: IndexQuery, whole: WholeStore, params: Params): string |
 const UNSELECTIVE_ROWS = 10_000
 const TRIGRAM_RUN = /[\p{L}\p{N}]{3}/u
 
-/** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows. */
-async function newestListSql(connection: PgConnection, query: IndexQuery, whole: WholeStore, params: Params, walk?: SharedWalk): Promise<string | undefined> {
+/** The ids of the newest `limit` rows matching `where` among the store's newest UNSELECTIVE_ROWS. */
+function newestRowsSql(where: string, limit: number, params: Params): string {
+  return `SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${params.param(UNSELECTIVE_ROWS)}) m WHERE ${where} ORDER BY m.id DESC LIMIT ${params.param(limit)}`
+}
+
+/**
+ * Run a statement of candidate lists under the list guard (listTimeoutMs); when it trips, the
+ * same lists with every store-wide one bounded to the newest UNSELECTIVE_ROWS rows, under the
+ * search guard. A plan the store did not expect (or a server too loaded for the full one) costs
+ * the guard and a bounded read, never the search.
+ */
+async function guardedLists<R extends Record<string, unknown>>(connection: PgConnection, build: (bounded: boolean) => Promise<{ sql: string; params: Params } | undefined>): Promise<R[]> {
+  const full = await build(false)
+  if (full === undefined) return []
+  const rows = await connection.searchList<R>('search', full.sql, full.params.values)
+  if (rows !== undefined) return rows
+  const bounded = await build(true)
+  return bounded === undefined ? [] : connection.search<R>('search', bounded.sql, bounded.params.values)
+}
+
+/** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows; `bounded`: store-wide lists look at the newest rows only (guardedLists). */
+async function newestListSql(connection: PgConnection, query: IndexQuery, whole: WholeStore, params: Params, walk?: SharedWalk, bounded = false): Promise<string | undefined> {
   const limit = Math.max(1, Math.floor(query.limit))
   const scoped = scopedMatch(query.segments, whole)
+  if (bounded && !scoped) {
+    // the list guard tripped on the full plan (listed): the newest rows only
+    const where = whereOf(query, whole, params)
+    return where === undefined ? undefined : newestRowsSql(where, limit, params)
+  }
   if (query.index === 'grams' && !scoped && query.segments.length > 0) {
     const terms = query.terms.filter(term => term.length > 0)
     const narrow = terms.filter(term => TRIGRAM_RUN.test(term))
     const unselective = terms.filter(term => !TRIGRAM_RUN.test(term))
     // an AND is narrowed by any one of its terms; an OR by none of its unselective ones
     if (unselective.length > 0 && (query.operator === 'or' || narrow.length === 0)) {
-      const recent = whereOf({ ...query, terms: unselective }, whole, params)!
-      const bounded = `SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${params.param(UNSELECTIVE_ROWS)}) m WHERE ${recent} ORDER BY m.id DESC LIMIT ${params.param(limit)}`
+      const recent = newestRowsSql(whereOf({ ...query, terms: unselective }, whole, params)!, limit, params)
       const rest = narrow.length === 0 ? undefined : await newestListSql(connection, { ...query, terms: narrow }, whole, params, walk)
-      return rest === undefined ? bounded : `SELECT id FROM ((${rest}) UNION (${bounded})) u ORDER BY id DESC LIMIT ${params.param(limit)}`
+      return rest === undefined ? recent : `SELECT id FROM ((${rest}) UNION (${recent})) u ORDER BY id DESC LIMIT ${params.param(limit)}`
     }
   }
   const where = whereOf(query, whole, params)
@@ -366,12 +390,11 @@ async function newestListSql(connection: PgConnection, query: IndexQuery, whole:
 export async function searchIndex(connection: PgConnection, query: IndexQuery, whole: WholeStore, total: () => Promise<number>): Promise<IndexResult> {
   const columns = query.light === true ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
   if (newestFirst(query)) {
-    const params = new Params()
-    const ids = await newestListSql(connection, query, whole, params)
-    if (ids === undefined) return { hits: [], windowed: false }
-    const rows = await connection.search('search', `
-      WITH picked AS (${ids})
-      SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params.values)
+    const rows = await guardedLists(connection, async bounded => {
+      const params = new Params()
+      const ids = await newestListSql(connection, query, whole, params, undefined, bounded)
+      return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params }
+    })
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
   const params = new Params()
@@ -411,13 +434,20 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
 export async function searchIndexes(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<WholeStore>, total: () => Promise<number>): Promise<IndexResult[]> {
   const batched = (query: IndexQuery): boolean => newestFirst(query) && query.light === true
   const batch = async (): Promise<Map<number, IndexResult>> => {
-    const { lists, ctes, params } = await listsSql(connection, queries, batched, whole)
-    if (lists.length === 0) return new Map()
-    const rows = await connection.search('search', `
-      WITH ${ctes},
+    let lists: Array<{ at: number; sql: string }> = []
+    const rows = await guardedLists(connection, async bounded => {
+      const made = await listsSql(connection, queries, batched, whole, bounded)
+      lists = made.lists
+      return lists.length === 0 ? undefined : {
+        sql: `
+      WITH ${made.ctes},
       picked AS (${lists.map((_, index) => `SELECT ${index} AS list, id FROM l${index}`).join(' UNION ALL ')}),
       wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
-      SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`, params.values)
+      SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`,
+        params: made.params,
+      }
+    })
+    if (lists.length === 0) return new Map()
     const answers = new Map(lists.map(list => [list.at, { hits: [] as IndexHit[], windowed: false }]))
     // rows come newest first: each list's hits in its own order (newest first), scored as searchIndex scores them
     for (const row of rows) {
@@ -443,12 +473,18 @@ export async function searchIndexes(connection: PgConnection, queries: readonly 
  */
 export async function listIds(connection: PgConnection, queries: readonly IndexQuery[], whole: (query: IndexQuery) => Promise<WholeStore>): Promise<number[][]> {
   if (queries.some(query => !newestFirst(query))) throw new Error('listIds answers newest-first lists only')
-  const { lists, ctes, params } = await listsSql(connection, queries, () => true, whole)
   const ids: number[][] = queries.map(() => [])
-  if (lists.length === 0) return ids
-  const rows = await connection.search<{ list: number; ids: string[] | null }>('search', `
-    WITH ${ctes}
-    ${lists.map((_, index) => `SELECT ${index} AS list, (SELECT array_agg(id ORDER BY id DESC) FROM l${index}) AS ids`).join(' UNION ALL ')}`, params.values)
+  let lists: Array<{ at: number; sql: string }> = []
+  const rows = await guardedLists<{ list: number; ids: string[] | null }>(connection, async bounded => {
+    const made = await listsSql(connection, queries, () => true, whole, bounded)
+    lists = made.lists
+    return lists.length === 0 ? undefined : {
+      sql: `
+    WITH ${made.ctes}
+    ${lists.map((_, index) => `SELECT ${index} AS list, (SELECT array_agg(id ORDER BY id DESC) FROM l${index}) AS ids`).join(' UNION ALL ')}`,
+      params: made.params,
+    }
+  })
   for (const row of rows) ids[lists[row.list]!.at] = (row.ids ?? []).map(Number)
   return ids
 }
@@ -466,11 +502,11 @@ export async function candidateRows(connection: PgConnection, ids: readonly numb
  * The CTEs of a batch of newest-first lists (`l0`, `l1`, … in the order of `lists`, and their
  * shared walk), for the queries `take` accepts; a list that cannot match anything is left out.
  */
-async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<WholeStore>): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
+async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<WholeStore>, bounded = false): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
   const params = new Params()
   const walk = new SharedWalk(params)
   // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
-  const plans = await Promise.all(queries.map(async query => (take(query) ? newestListSql(connection, query, await whole(query), params, walk) : undefined)))
+  const plans = await Promise.all(queries.map(async query => (take(query) ? newestListSql(connection, query, await whole(query), params, walk, bounded) : undefined)))
   const lists = plans.flatMap((sql, at) => (sql === undefined ? [] : [{ at, sql }]))
   return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params }
 }
