@@ -21,7 +21,7 @@ export interface PostgresBackendOptions {
   /**
    * Guard on a search's candidate lists, ms (at most `searchTimeoutMs`): a list that runs longer
    * (a plan the store did not expect, or a loaded server) is cancelled and read again among the
-   * store's newest rows only, so the search answers instead of failing. Default 500.
+   * store's newest rows only, so the search answers instead of failing. Default 300.
    */
   readonly listTimeoutMs?: number
   /**
@@ -158,7 +158,7 @@ export class PgConnection {
     // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
     // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
     this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
-    this.listTimeoutMs = Math.max(1, Math.min(this.searchTimeoutMs, Math.floor(options.listTimeoutMs ?? 500)))
+    this.listTimeoutMs = Math.max(1, Math.min(this.searchTimeoutMs, Math.floor(options.listTimeoutMs ?? 300)))
     this.listPool = pool(this.listTimeoutMs, ['-c jit=off'])
   }
 
