@@ -1,4 +1,5 @@
 import { existsSync, rmSync } from 'node:fs'
+import type { Worker } from 'node:worker_threads'
 import { join } from 'node:path'
 import { sessionTag } from '@dsh-shadow/store'
 import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
@@ -80,6 +81,29 @@ describe('hostile session ids on real dsh', () => {
 })
 
 describe('store files deleted while dsh runs', () => {
+  it('a store worker thread that dies mid-session is started again: later turns are captured and compacted without a dsh restart', async () => {
+    const scenario = codingSession({ turns: 30, seed: 22, outputChars: 1_200 })
+    const harness = await engineHarness({ tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 16_000 }) })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'worker-died' })
+    await harness.play(agent, scenario.turns.slice(0, 8))
+    const capture = harness.ctx.shadowCapture
+    await capture.flush()
+    // the store's thread dies as on a fatal error in it
+    const worker = (capture.store as unknown as { worker: Worker }).worker
+    const gone = new Promise(resolve => worker.once('exit', resolve))
+    await worker.terminate()
+    await gone
+    const committed = (): number => agent.session.events.filter(event => event.type === 'compaction/summary').length
+    const before = committed()
+    await new Promise(resolve => setTimeout(resolve, 1_100))
+    await harness.play(agent, scenario.turns.slice(8, 30))
+    await capture.flush()
+    // every model-visible message is in the store, and passes committed again after the crash
+    expect(await compareWithLog(capture.store, agent.session.id, agent.session.events)).toMatchObject({ missing: [], mismatched: [] })
+    expect(committed()).toBeGreaterThan(before)
+  })
+
   it('deleting the -wal fails the write-ahead check closed: nothing is elided that the store would lose', async () => {
     const scenario = codingSession({ turns: 40, seed: 21, outputChars: 1_200 })
     const harness = await engineHarness({ tools: scenario.tools(), model: new ScriptedModel({ contextWindow: 16_000 }) })

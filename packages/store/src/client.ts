@@ -24,20 +24,63 @@ function decodeError(error: { name: string; code?: string; message: string }): E
   return new ShadowStoreError('UNAVAILABLE', `shadow store worker: ${error.message}`)
 }
 
+/** A worker that died is started again on the next call, at most once in this long (a store that kills it again is not reopened in a loop). */
+const RESTART_INTERVAL_MS = 1_000
+
+type WorkerReply = { id?: number; ok?: boolean; value?: unknown; error?: { name: string; code?: string; message: string }; ready?: boolean; progress?: { task: 'redact' | 'reindex'; done: number; total: number } }
+
+/** Start a worker that opens (creating if needed) the store at `path`; resolves once the store is open. */
+async function startWorker(path: string, options: ShadowStoreOptions): Promise<Worker> {
+  const here = import.meta.url
+  const script = new URL(here.endsWith('.ts') ? './worker.ts' : './worker.js', here)
+  // a callback cannot cross to the worker: it reports progress as messages instead
+  const { onProgress, ...sendable } = options
+  const worker = new Worker(script, { workerData: { path, options: sendable }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
+  worker.on('message', (message: WorkerReply) => {
+    if (message.progress !== undefined) onProgress?.(message.progress.task, message.progress.done, message.progress.total)
+  })
+  await new Promise<void>((resolve, reject) => {
+    const onMessage = (message: WorkerReply): void => {
+      if (message.ready !== true) return
+      worker.off('message', onMessage)
+      worker.off('error', reject)
+      if (message.error !== undefined) {
+        void worker.terminate()
+        reject(decodeError(message.error))
+      } else resolve()
+    }
+    worker.on('message', onMessage)
+    worker.once('error', reject)
+  })
+  worker.unref()
+  return worker
+}
+
 export class ShadowStoreWorkerClient {
   readonly path: string
-  private readonly worker: Worker
+  private readonly location: string
+  private readonly options: ShadowStoreOptions
+  private worker: Worker
   private readonly pending = new Map<number, Pending>()
   private nextId = 1
   private failure: Error | undefined
+  private startedAt = Date.now()
+  private restarting: Promise<void> | undefined
   private closed = false
 
-  private constructor(path: string, worker: Worker) {
+  private constructor(path: string, options: ShadowStoreOptions, worker: Worker) {
     // what the store reports as its path: a connection string never with its password
     this.path = displayLocation(path)
+    this.location = path
+    this.options = options
     this.worker = worker
-    worker.on('message', (message: { id?: number; ok?: boolean; value?: unknown; error?: { name: string; code?: string; message: string } }) => {
-      if (message.id === undefined) return
+    this.attach(worker)
+  }
+
+  /** Route one worker's replies, and fail every pending call when it crashes or exits. */
+  private attach(worker: Worker): void {
+    worker.on('message', (message: WorkerReply) => {
+      if (message.id === undefined || worker !== this.worker) return
       const waiter = this.pending.get(message.id)
       if (waiter === undefined) return
       this.settle(message.id)
@@ -45,10 +88,11 @@ export class ShadowStoreWorkerClient {
       else waiter.reject(decodeError(message.error!))
     })
     const fail = (error: Error): void => {
+      if (worker !== this.worker) return
       this.failure = error
       for (const waiter of this.pending.values()) waiter.reject(error)
       this.pending.clear()
-      this.worker.unref()
+      worker.unref()
     }
     worker.on('error', error => fail(new ShadowStoreError('UNAVAILABLE', `shadow store worker crashed: ${error.message}`, { cause: error })))
     worker.on('exit', code => {
@@ -58,29 +102,7 @@ export class ShadowStoreWorkerClient {
 
   /** Start a worker that opens (creating if needed) the store at `path`. */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStoreApi & ShadowStoreWorkerClient> {
-    const here = import.meta.url
-    const script = new URL(here.endsWith('.ts') ? './worker.ts' : './worker.js', here)
-    // a callback cannot cross to the worker: it reports progress as messages instead
-    const { onProgress, ...sendable } = options
-    const worker = new Worker(script, { workerData: { path, options: sendable }, execArgv: [...process.execArgv, '--disable-warning=ExperimentalWarning'] })
-    const client = new ShadowStoreWorkerClient(path, worker)
-    worker.on('message', (message: { progress?: { task: 'redact' | 'reindex'; done: number; total: number } }) => {
-      if (message.progress !== undefined) onProgress?.(message.progress.task, message.progress.done, message.progress.total)
-    })
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (message: { ready?: boolean; error?: { name: string; code?: string; message: string } }): void => {
-        if (message.ready !== true) return
-        worker.off('message', onMessage)
-        worker.off('error', reject)
-        if (message.error !== undefined) {
-          void worker.terminate()
-          reject(decodeError(message.error))
-        } else resolve()
-      }
-      worker.on('message', onMessage)
-      worker.once('error', reject)
-    })
-    worker.unref()
+    const client = new ShadowStoreWorkerClient(path, options, await startWorker(path, options))
     return new Proxy(client, {
       get(target, property, receiver) {
         if (property === 'then') return undefined // not a thenable
@@ -90,10 +112,55 @@ export class ShadowStoreWorkerClient {
     }) as ShadowStoreApi & ShadowStoreWorkerClient
   }
 
-  /** Send one call to the worker. */
-  call(method: string, args: unknown[]): Promise<unknown> {
-    if (this.closed) return Promise.reject(new ShadowStoreError('CLOSED', 'shadow store is closed'))
-    if (this.failure !== undefined) return Promise.reject(this.failure)
+  /**
+   * The worker's crash or exit, while it is not running again (the next call starts a new one);
+   * undefined while it runs.
+   */
+  get crashed(): Error | undefined {
+    return this.failure
+  }
+
+  /** Send one call to the worker; after a crash, to a new worker (the calls pending at the crash failed with it). */
+  async call(method: string, args: unknown[]): Promise<unknown> {
+    if (this.closed) throw new ShadowStoreError('CLOSED', 'shadow store is closed')
+    if (this.failure !== undefined) await this.restart()
+    return this.send(method, args)
+  }
+
+  /**
+   * A new worker for one that crashed or exited (a fatal error in the store's thread, an exit the
+   * store did not ask for): the process's capture and readers go on without a dsh restart. One at
+   * a time, at most once per RESTART_INTERVAL_MS; until then, and if it fails, calls fail with the
+   * crash (or the new open's error), typed.
+   */
+  private restart(): Promise<void> {
+    this.restarting ??= (async () => {
+      const failure = this.failure!
+      if (Date.now() - this.startedAt < RESTART_INTERVAL_MS) throw failure
+      this.startedAt = Date.now()
+      let worker: Worker
+      try {
+        worker = await startWorker(this.location, this.options)
+      } catch (error) {
+        // what a call now fails with until the next attempt: why the store did not open again
+        this.failure = error instanceof Error ? error : new ShadowStoreError('UNAVAILABLE', `shadow store worker: ${String(error)}`)
+        throw this.failure
+      }
+      if (this.closed) {
+        await worker.terminate()
+        throw new ShadowStoreError('CLOSED', 'shadow store is closed')
+      }
+      void this.worker.terminate()
+      this.worker = worker
+      this.attach(worker)
+      this.failure = undefined
+    })().finally(() => {
+      this.restarting = undefined
+    })
+    return this.restarting
+  }
+
+  private send(method: string, args: unknown[]): Promise<unknown> {
     const id = this.nextId++
     return new Promise((resolve, reject) => {
       // An idle worker must not keep the process alive; a pending call must.
