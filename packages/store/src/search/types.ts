@@ -61,7 +61,7 @@ export interface ValueHistoryReport {
 export interface SearchResult {
   readonly hits: SearchHit[]
   readonly coverage: {
-    /** Messages in scope (after filters). */
+    /** Messages in scope after the filters; of a filtered scope of more than 20,000 messages, its size (not counted row by row). */
     readonly searched: number
     /** Messages that matched the query in scope (lower bound when the rank window was hit). */
     readonly matched: number

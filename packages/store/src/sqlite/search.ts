@@ -17,6 +17,13 @@ import { scopeToken } from './index-rows.ts'
 import { CANDIDATE_COLUMNS, decodeText, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
 import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
 
+/**
+ * A newest-first list with a row filter (another session's rows under a token collision, a
+ * fork's bound, roles, a tool, a window, exclusions) checks at most this many of the newest
+ * matches: a filter that few of them pass walked every match of the terms (a store-wide role
+ * filter over a common word: 0.5 s at 1M, every search). A session's own matches are fewer.
+ */
+const FILTERED_MATCHES = 20_000
 /** Above this many sessions a scope is filtered on the joined row only, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
 /** Ranked substring candidates are read this many times over: the text check drops the false ones. */
@@ -56,9 +63,13 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
         || (light && message.text.length >= CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
       : undefined
     if (query.order === 'newest') {
-      // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter. No bm25.
-      const sql = `SELECT f.rowid AS rid, ${columns} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
-        WHERE ${table} MATCH ? AND ${where} ORDER BY f.rowid DESC LIMIT ?`
+      // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter (among
+      // the newest FILTERED_MATCHES matches: a filter few of them pass walked every match). No bm25.
+      const sql = where === '1'
+        ? `SELECT f.rowid AS rid, ${columns} FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid
+        WHERE ${table} MATCH ? ORDER BY f.rowid DESC LIMIT ?`
+        : `SELECT f.rid, ${columns} FROM (SELECT rowid AS rid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ${FILTERED_MATCHES}) f
+        CROSS JOIN messages m ON m.id = f.rid WHERE ${where} ORDER BY f.rid DESC LIMIT ?`
       if (verify === undefined) {
         const rows = conn.stmt(sql).all(match, ...filterParams as never[], limit) as Row[]
         return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
@@ -162,10 +173,11 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
   const params: unknown[] = []
   const where = filterSql(query, params, whole)
   // no row filter (the whole store, no other condition): the index alone answers, no row is looked up
+  // a row filter looks at the newest FILTERED_MATCHES matches at most (examined)
   const sql = (order: 'ASC' | 'DESC'): string => (where === '1'
     ? `SELECT f.rowid AS rid FROM messages_words f WHERE messages_words MATCH ? ORDER BY f.rowid ${order} LIMIT ?`
-    : `SELECT f.rowid AS rid FROM messages_words f CROSS JOIN messages m ON m.id = f.rowid
-    WHERE messages_words MATCH ? AND ${where} ORDER BY f.rowid ${order} LIMIT ?`)
+    : `SELECT f.rid FROM (SELECT rowid AS rid FROM messages_words WHERE messages_words MATCH ? ORDER BY rowid DESC LIMIT ${FILTERED_MATCHES}) f
+    CROSS JOIN messages m ON m.id = f.rid WHERE ${where} ORDER BY f.rid ${order} LIMIT ?`)
   const match = scoped(terms, query.segments, whole)
   const limit = Math.max(1, Math.floor(query.limit))
   // A list the caller's counts say will not fill: its matches in index order, turned around. FTS5
