@@ -440,6 +440,10 @@ printTable(`search latency, ms: p50 / p99 (samples) per class; limit ${LIMIT}; s
   COLUMNS, rows)
 if (cpuRows.length > 0) printTable('server CPU per search, idle (extra): CPU ms of the server\'s processes (the postmaster\'s children, /proc, 10 ms ticks) over the idle runs of a class, per search', ['backend', 'messages', 'class', 'server CPU ms / search', 'load average'], cpuRows)
 for (const note of notes) console.log(note)
+for (const [key, store] of open) {
+  // a list statement past the list guard was run again bounded to the newest rows (store README): how often, in this run
+  if (store.backend instanceof PostgresBackend) console.log(`${key}: list guard (${store.backend.connection.listTimeoutMs} ms) cut ${store.backend.connection.listGuard.bounded} of ${store.backend.connection.listGuard.statements} list statements`)
+}
 console.log(`conditions: one machine (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB) runs the server, the writers and the searching process; PostgreSQL 15 with fsync on, ${Object.entries(PG_SETTINGS).map(([k, v]) => `${k} ${v}`).join(', ')}; SQLite WAL, synchronous normal`)
 console.log(`total wall time ${((performance.now() - started) / 60_000).toFixed(1)} min`)
 for (const store of open.values()) await store.close()

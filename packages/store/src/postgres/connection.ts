@@ -131,6 +131,8 @@ export class PgConnection {
   /** Candidate lists of searches, under the shorter list guard (searchList). */
   readonly listPool: pg.Pool
   readonly listTimeoutMs: number
+  /** List statements run, and how many of them the list guard cut (then run bounded): for benchmarks and diagnosis. */
+  readonly listGuard = { statements: 0, bounded: 0 }
   readonly readOnly: boolean
   private closed = false
 

@@ -87,8 +87,10 @@ function newestRowsSql(where: string, limit: number, params: Params): string {
 async function guardedLists<R extends Record<string, unknown>>(connection: PgConnection, build: (bounded: boolean) => Promise<{ sql: string; params: Params } | undefined>): Promise<R[]> {
   const full = await build(false)
   if (full === undefined) return []
+  connection.listGuard.statements += 1
   const rows = await connection.searchList<R>('search', full.sql, full.params.values)
   if (rows !== undefined) return rows
+  connection.listGuard.bounded += 1
   const bounded = await build(true)
   return bounded === undefined ? [] : connection.search<R>('search', bounded.sql, bounded.params.values)
 }
