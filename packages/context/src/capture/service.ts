@@ -374,7 +374,12 @@ export class ShadowCapture extends Service {
 
   /** A log event with every string redacted as the store redacts its event JSON (the same event when off). */
   redactEvent<T extends SessionEvent>(event: T): T {
-    return this.redactor === undefined ? event : JSON.parse(this.redactor.json(JSON.stringify(event))) as T
+    return this.redactValue(event)
+  }
+
+  /** Any JSON value with every string redacted as the store redacts event JSON (the same value when off). */
+  redactValue<T>(value: T): T {
+    return this.redactor === undefined ? value : JSON.parse(this.redactor.json(JSON.stringify(value))) as T
   }
 
   /**

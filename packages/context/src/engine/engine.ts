@@ -599,7 +599,8 @@ export class ShadowCompactionEngine extends CompactionEngine {
     const finish = assembler.finish
     if (finish.kind === 'error' || finish.kind === 'aborted') throw new CompactionRefused(`llm summary failed: ${finish.failure.message}`)
     if (finish.kind === 'max-tokens') throw new CompactionRefused('llm summary hit its token cap')
-    const rawOutput = assembler.blocks()
+    // the raw output goes into the compaction/summary event beside the checkpoint: redacted alike
+    const rawOutput = this.ctx.shadowCapture.redactValue(assembler.blocks())
     const prose = this.ctx.shadowCapture.redactText(rawOutput.filter(block => block.type === 'text').map(block => block.text).join('\n').trim())
     if (prose.length === 0) throw new CompactionRefused('llm summary was empty')
     const footer = composeFooter({ checkpointId: compactionId, tag: parseCheckpointTag(compactionId) ?? sessionTag(session.id), messages })
