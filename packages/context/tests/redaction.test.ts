@@ -95,7 +95,7 @@ describe('secret redaction in a real composition', () => {
     expect((await store.search('noise', { sessionId: 'adversarial' })).hits.length).toBeGreaterThan(0)
   })
 
-  it('keeps a secret the llm summary repeats out of the whole compaction record, its raw output included', async () => {
+  it('sends the llm summarizer the redacted originals, and keeps a secret it repeats out of the whole compaction record, its raw output included', async () => {
     const secret = 'sk-live9876543210zyxwvutsrqpo'
     const scenario = codingSession({ turns: 12, seed: 7 })
     // a summarizing model that repeats what it read, the key among it (in its text and its reasoning-free raw output)
@@ -103,9 +103,18 @@ describe('secret redaction in a real composition', () => {
     const harness = await engineHarness({ tools: scenario.tools(), model, capture: { redact: true }, engine: { summary: 'llm' } })
     harnesses.push(harness)
     const agent = await harness.createAgent({ sessionId: 'llm-secret' })
-    harness.model.enqueue({ kind: 'text', text: 'Stored.' })
-    await harness.send(agent, `Deploy with DEEPSEEK_API_KEY=${secret}, region eu-west-1`)
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shell', args: { command: 'deploy --region eu-west-1', password: 'hunter2-secret', apiKey: secret } }] }, { kind: 'text', text: 'Stored.' })
+    await harness.send(agent, `Deploy with DEEPSEEK_API_KEY=${secret}, region eu-west-1, password: hunter2-secret`)
     await harness.play(agent, scenario.turns)
+    // the summarizer is sent what the store keeps (a configured summarizationProvider may be another provider)
+    const asked = model.requests.filter(request => request.purpose === 'compaction')
+    expect(asked.length).toBeGreaterThan(0)
+    expect(asked.every(request => !request.rejected)).toBe(true)
+    for (const request of asked) {
+      expect(request.text()).not.toContain('sk-live9876543210')
+      expect(request.text()).not.toContain('hunter2')
+    }
+    expect(asked[0]!.text()).toContain('[REDACTED:')
     const summaries = agent.session.events.filter(event => event.type === 'compaction/summary')
     expect(summaries.length).toBeGreaterThan(0)
     expect(model.requests.filter(request => request.purpose === 'compaction').length).toBeGreaterThan(0)

@@ -579,7 +579,9 @@ export class ShadowCompactionEngine extends CompactionEngine {
       : routedTarget(agent)
     if (target === undefined) throw new CompactionRefused('no provider/model to write an llm summary with')
     const log = this.logs.for(session)
-    const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(log.event(seq))).filter(message => message !== null)
+    // the summarizer reads the originals as the store keeps them (redacted when on): a configured
+    // summarizationProvider may be another provider than the one the conversation runs on
+    const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(this.ctx.shadowCapture.redactEvent(log.event(seq)))).filter(message => message !== null)
     const instruction = createUserMessage({
       content: [{ type: 'text', text: 'Summarize the conversation above for your own later use: goals, decisions and their reasons, files and identifiers, errors and fixes, open work. Terse bullets. Preserve exact paths, commands, numbers and error strings. Output only the summary.' }],
       source: { kind: 'plugin', plugin: SHADOW_ENGINE },
