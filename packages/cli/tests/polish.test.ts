@@ -240,6 +240,29 @@ describe('issue 12 item 11', () => {
     expect(runBin(copy, ['read', 'hostile-session:0-5']).stdout).toContain('\\u001b]52;c;ZXZpbA==')
   })
 
+  it('never prints a stored session id or workspace with terminal control sequences raw (a team store holds other people\'s)', async () => {
+    const copy = copyHome()
+    const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    const evil = 'evil\u001b]52;c;ZXZpbA==\u0007\u001b[2J'
+    const workspace = '/srv/\u001b]0;owned\u0007repo'
+    await store.registerSession({ sessionId: evil, workspace })
+    const text = 'clipboard planted here'
+    await store.append([{ sessionId: evil, seq: 1, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: Date.now() + 60_000, eventJson: JSON.stringify({ type: 'user/message', seq: 1, data: { content: [{ type: 'text', text }] } }), text, tokens: 5 }])
+    await store.close()
+    const run = async (args: readonly string[]): Promise<{ code: number; out: string }> => {
+      let out = ''
+      const code = await runCli(['--home', copy, ...args], { stdout: chunk => void (out += chunk), stderr: chunk => void (out += chunk), stderrIsTTY: false })
+      return { code, out }
+    }
+    // search without --session names the newest session (this one); verify finds it has no dsh log;
+    // gc names a session and a workspace still over budget on their live surface
+    for (const args of [['timeline', evil], ['search', 'clipboard'], ['verify'], ['gc', '--session-budget', '1B', '--dry-run'], ['gc', '--workspace-budget', '1B', '--dry-run'], ['sessions']]) {
+      const { out } = await run(args)
+      for (const control of ['\u001b', '\u0007']) expect(out.includes(control), `${args[0]} printed ${JSON.stringify(control)}: ${JSON.stringify(out.slice(0, 400))}`).toBe(false)
+      expect(out, args[0]).toMatch(/evil\\u001b|\\u001b\]0;owned/)
+    }
+  })
+
   it('refuses to repair --all a dsh home that has no dsh logs (a typo), creating nothing', () => {
     const typo = join(tmpdir(), `dsh-shadow-no-such-home-${process.pid}`)
     const result = runBin(typo, ['repair', '--all'])
