@@ -38,6 +38,9 @@ export const READ_BUDGET_MIN = 200
 export const READ_BUDGET_MAX = 8_000
 const WINDOW_MAX = 20
 const SEQ_SPAN_MAX = 5_000
+/** Seqs of a checkpoint read with one ranged read at most, and the gap a range may carry on top of twice its seqs. */
+const RUN_SEQS = 1_000
+const RUN_SLACK = 64
 const QUERY_MAX = Math.min(2_000, MAX_QUERY_CHARS)
 /** The last instant a Date holds. */
 const MAX_DATE_MS = 8.64e15
@@ -412,6 +415,35 @@ export class RecallResolver {
     }
   }
 
+  /**
+   * The rows at `seqs` of a history (its head's own rows, its ancestors' below each fork), in the
+   * order of `seqs`: what one `lookupInLineage` per seq finds, read as ranges of nearby seqs (a
+   * checkpoint of thousands of messages was thousands of sequential lookups, on every page).
+   */
+  private async rowsAt(history: readonly LineageSegment[], seqs: readonly number[]): Promise<ShadowMessage[]> {
+    const head = history[0]
+    if (head === undefined) return []
+    const sorted = [...new Set(seqs)].toSorted((a, b) => a - b)
+    const rank = new Map(history.map((segment, index) => [segment.sessionId, index]))
+    const found = new Map<number, ShadowMessage>()
+    for (let start = 0; start < sorted.length;) {
+      // a run of nearby seqs, read as one range that holds at most about twice as many rows as it wants
+      let end = start
+      while (end + 1 < sorted.length && end + 1 - start < RUN_SEQS && sorted[end + 1]! - sorted[start]! < 2 * (end + 2 - start) + RUN_SLACK) end += 1
+      const from = sorted[start]!
+      const to = sorted[end]!
+      const wanted = new Set(sorted.slice(start, end + 1))
+      for (const row of await this.store.read({ sessionId: head.sessionId }, { fromSeq: from, toSeq: to, limit: to - from + 1 })) {
+        if (!wanted.has(row.seq)) continue
+        // one row per seq, the nearest segment's (as lookupInLineage looks: the head first)
+        const kept = found.get(row.seq)
+        if (kept === undefined || (rank.get(row.sessionId) ?? Infinity) < (rank.get(kept.sessionId) ?? Infinity)) found.set(row.seq, row)
+      }
+      start = end + 1
+    }
+    return seqs.flatMap(seq => found.get(seq) ?? [])
+  }
+
   /** `withCall`: also the call behind a tool result read by id (only a read's first page shows it). */
   private async select(selector: Record<string, string | number>, withCall = false): Promise<{ messages: ShadowMessage[]; title: string; start?: { index: number; offset: number }; call?: ShadowMessage }> {
     switch (selector['kind']) {
@@ -419,13 +451,8 @@ export class RecallResolver {
         const { checkpointId, sessionId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
         // its seqs are its own session's: a workspace sibling's checkpoint reads that sibling's history
         const own = await this.store.lineage(this.scope.sessionId)
-        const segments = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
-        const messages: ShadowMessage[] = []
-        for (const seq of seqs) {
-          const row = await this.store.lookupInLineage(segments, seq)
-          if (row !== undefined) messages.push(row)
-        }
-        return { messages, title: `checkpoint ${checkpointId}${expired}` }
+        const history = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
+        return { messages: await this.rowsAt(history, seqs), title: `checkpoint ${checkpointId}${expired}` }
       }
       case 'id': {
         const id = String(selector['id'])
