@@ -31,10 +31,10 @@ function copyHome(): string {
 }
 
 /** The CLI in this process, with a terminal of this width (and colour) or a pipe. */
-async function inProcess(args: readonly string[], terminal?: { columns: number; color: boolean }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(args: readonly string[], terminal?: { columns: number; color: boolean }, at = home): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
   let stderr = ''
-  const code = await runCli(['--home', home, ...args], {
+  const code = await runCli(['--home', at, ...args], {
     stdout: text => void (stdout += text),
     stderr: text => void (stderr += text),
     stderrIsTTY: false,
@@ -130,6 +130,23 @@ describe('forget', () => {
     expect(JSON.parse(forced.stdout)).toMatchObject({ forgotten: [sessionId, 'fork-of-it'], sessions: 2, vacuumed: true })
     expect(runBin(copy, ['timeline', sessionId]).code).toBe(4)
     expect(runBin(copy, ['forget', 'no-such-session']).code).toBe(4)
+  })
+
+  it('refuses a reference that is one session\'s id and another\'s tag, forgetting neither', async () => {
+    const copy = copyHome()
+    const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    const tag = (await store.session(sessionId))!.tag
+    // someone else's session on a shared store, named like this session's tag (in either listing order)
+    for (const name of [tag, `${tag}-later`]) await store.registerSession({ sessionId: name, createdAt: name === tag ? 1 : Date.now() + 1e9 })
+    await store.close()
+    for (const command of [['forget', tag], ['timeline', tag], ['search', '--session', tag, 'anything']]) {
+      const answer = await inProcess(command, undefined, copy)
+      expect(answer.code, `${command.join(' ')}: ${answer.stderr}`).toBe(2)
+      expect(answer.stderr).toContain(`is the id of session ${tag} and the tag of session ${sessionId}`)
+    }
+    const after = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    expect((await after.sessions()).map(session => session.sessionId).toSorted()).toEqual([sessionId, tag, `${tag}-later`].toSorted())
+    await after.close()
   })
 })
 
