@@ -52,3 +52,40 @@ describe('capture while the store refuses writes', () => {
     expect(capture.health.pending).toBeLessThan(capture.health.captured)
   })
 })
+
+describe('the write-ahead check repairing a missing row', () => {
+  it('serializes only the rows it re-sends, not every event of the log (big outputs made it a copy of the whole log)', async () => {
+    const harness = await shadowHarness({ tools: TOOLS, model: new ScriptedModel({ contextWindow: 100_000_000 }) })
+    harnesses.push(harness)
+    const capture = harness.ctx.shadowCapture
+    const agent = await harness.createAgent({ sessionId: 'repair-bound' })
+    for (let turn = 0; turn < 4; turn += 1) {
+      harness.model.enqueue({ kind: 'tools', text: 'Running the build.', calls: [{ name: 'shell', args: { command: `make ${turn}` } }] }, { kind: 'text', text: 'Built.' })
+      await harness.send(agent, `Build step ${turn}, please.`)
+    }
+    await capture.flush()
+    const store = await capture.opened()
+    const rows = await store.read({ sessionId: 'repair-bound' }, { limit: 1_000 })
+    const small = rows.findLast(row => row.role === 'user' && row.text.startsWith('Build step'))!
+    // the row goes missing (as a reconcile that did not list it removes it): the next check must repair it
+    const kept = rows.filter(row => row.seq !== small.seq).map(row => ({ sessionId: row.sessionId, seq: row.seq, type: row.eventType, time: row.time, turn: row.turn, step: row.step, toolName: row.toolName, eventJson: row.eventJson }))
+    await store.ingest([{ op: 'reconcile', sessionId: 'repair-bound', events: kept as never, ownFromSeq: 0 }])
+    expect((await store.confirm('repair-bound', [{ seq: small.seq, hash: 'x' }])).missing).toEqual([small.seq])
+    let chars = 0
+    const stringify = JSON.stringify
+    JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+      const out = stringify(...args)
+      chars += out?.length ?? 0
+      return out
+    }) as typeof JSON.stringify
+    let result
+    try {
+      result = await capture.confirm(agent.session, [small.seq])
+    } finally {
+      JSON.stringify = stringify
+    }
+    expect(result).toMatchObject({ ok: true, repaired: 1 })
+    // four 6 MB outputs are in the log; repairing one small row needs a few kilobytes of JSON
+    expect(chars).toBeLessThan(OUTPUT_CHARS)
+  })
+})

@@ -719,8 +719,8 @@ export class ShadowCapture extends Service {
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }
     const wanted = new Set([...first.missing, ...first.mismatched])
     // the repair path (rows missing or stale) folds the whole log once: it is not a pass's normal cost
-    const { captured } = captureLog(session.id, session.events)
-    const repair = captured.filter(event => wanted.has(event.seq))
+    // (only the wanted events are serialized: the log may hold many megabytes of tool outputs)
+    const repair = captureLog(session.id, session.events, wanted).captured
     // rows gone from under a running session (`dsh-shadow forget` in another process) took its
     // row with them, and appends since left a bare one: the repair writes the whole session again
     this.count(await store.ingest([...sessionOps(session), { op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))
