@@ -386,5 +386,15 @@ describe('RecallResolver reading a window', () => {
     expect(heads(timeTexts)).toEqual(Array.from({ length: 101 }, (_, index) => 300 + index))
     expect(seqTexts.join('\n')).not.toContain(`${tagOf}.401`)
   })
+
+  it('ends an edited cursor that points past its window instead of failing', async () => {
+    const edited = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: 19 }, 0, 0])).toString('base64url')
+    const texts = await pages({ cursor: edited, budget: 500 })
+    expect(heads(texts)).toEqual([19, 20])
+    const beyond = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: 500 }, 3, 0])).toString('base64url')
+    expect((await resolver('windowed').read({ cursor: beyond })).text).toContain('[end]')
+    const negative = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: -1 }, 0, 0])).toString('base64url')
+    expect((await failure(() => resolver('windowed').read({ cursor: negative }))).code).toBe('INVALID_INPUT')
+  })
 })
 

@@ -66,7 +66,8 @@ export async function windowPage(store: ShadowStoreApi, sessionId: string, selec
   let fromSeq = Math.max(next ?? 0, bounds.fromSeq ?? 0)
   let batch = WINDOW_BATCH
   let chars = 0
-  while (base + messages.length < total) {
+  // (an edited cursor's next seq may lie past the range: then there is nothing more to read)
+  while (base + messages.length < total && (bounds.toSeq === undefined || fromSeq <= bounds.toSeq)) {
     const rows = await store.read(history, { ...bounds, fromSeq, limit: Math.min(batch, total - base - messages.length) })
     for (const row of rows) {
       if (messages.length >= skip) chars += bodyOf(row).length + 100

@@ -325,8 +325,8 @@ export class RecallResolver {
       const preface = cursorText === undefined && call !== undefined && !messages.slice(at).some(message => message.seq === call.seq) ? callPreface(call, budget) : undefined
       const rendered = renderTranscript(messages, at, offset, preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4)))
       // a window page that showed every row it read, with more in the window, goes on after them
-      const page = rendered.nextIndex === null && base + messages.length < count ? { ...rendered, nextIndex: messages.length, nextOffset: 0 } : rendered
-      const resume = page.nextIndex === null ? undefined : messages[page.nextIndex]?.seq ?? messages.at(-1)!.seq + 1
+      const page = rendered.nextIndex === null && messages.length > 0 && base + messages.length < count ? { ...rendered, nextIndex: messages.length, nextOffset: 0 } : rendered
+      const resume = page.nextIndex === null ? undefined : messages[page.nextIndex]?.seq ?? (messages.at(-1)?.seq ?? 0) + 1
       const next = page.nextIndex === null ? null : encodeCursor({ selector: windowed && resume !== undefined ? { ...selector, next: resume } : selector, index: base + page.nextIndex, offset: page.nextOffset })
       const last = page.nextIndex ?? messages.length
       const span = count === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, base + last + (page.nextOffset > 0 ? 1 : 0))} of ${count}`
