@@ -17,6 +17,7 @@ import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { scopeOf } from '@deepseek-ai/dsh-scope'
 import z from '@deepseek-ai/schemastery'
 import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -319,6 +320,9 @@ export class ShadowCapture extends Service {
     this.path = resolveStorePath(resolved.path, resolved.home)
     const redaction = this.redactionPolicy()
     this.redactor = redaction === false ? undefined : new Redactor(redaction)
+    // readers of free text outside this composition (the host's projection in a web profile) apply it too
+    const redactor = this.redactor
+    if (redactor !== undefined) ctx.effect(() => RedactionRegistry.add(redactor), 'shadow-context redaction policy')
     // The service is provided at once and the store opens behind it: events queue meanwhile.
     // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
     this.opening = this.open()
