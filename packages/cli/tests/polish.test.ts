@@ -43,6 +43,11 @@ async function inProcess(args: readonly string[], terminal?: { columns: number; 
   return { code, stdout, stderr }
 }
 
+/** The CLI in this process on another home, as a pipe. */
+async function inProcessAt(at: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return inProcess(args, undefined, at)
+}
+
 beforeAll(async () => {
   ;({ home, sessionId } = await cliHome('dsh-shadow-polish-', 'polish-session-0001'))
 })
@@ -255,6 +260,17 @@ describe('issue 12 item 11', () => {
       for (const control of ['\u001b', '\u0007', '\u009b']) expect(result.stdout.includes(control), `${args.join(' ')} printed ${JSON.stringify(control)}`).toBe(false)
     }
     expect(runBin(copy, ['read', 'hostile-session:0-5']).stdout).toContain('\\u001b]52;c;ZXZpbA==')
+    // JSON output too: JSON.stringify escapes C0 controls but leaves C1 (U+009B is a one-byte CSI) raw
+    for (const args of [['--json', 'read', 'hostile-session:0-5'], ['--json', 'search', '--session', 'hostile-session', 'clipboard'], ['export', 'hostile-session', '--format', 'jsonl'], ['--json', 'sessions']]) {
+      const result = await inProcessAt(copy, args)
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0)
+      for (const control of ['\u001b', '\u0007', '\u009b']) expect(result.stdout.includes(control), `${args.join(' ')} printed ${JSON.stringify(control)}`).toBe(false)
+      // and it is still JSON (lines of it for jsonl)
+      const documents = args.includes('jsonl') ? result.stdout.trim().split('\n') : [result.stdout]
+      for (const document of documents) expect(() => JSON.parse(document) as unknown).not.toThrow()
+    }
+    const json = JSON.parse((await inProcessAt(copy, ['--json', 'read', 'hostile-session:0-5'])).stdout) as Array<{ text: string }>
+    expect(json[0]!.text).toBe(hostile)
   })
 
   it('never prints a stored session id or workspace with terminal control sequences raw (a team store holds other people\'s)', async () => {
