@@ -121,11 +121,16 @@ describe('shadowContext projection in a web profile (capture in the preset, proj
     await harness.send(agent, `Deploy with DEEPSEEK_API_KEY=${key} in eu-west-1.`)
     harness.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: `where did we deploy with ${key}` } }] }, { kind: 'text', text: 'found it' })
     await harness.send(agent, 'Where did we deploy?')
+    // a refused read echoes what it was given ("no checkpoint …"): the timeline's error snippet keeps it redacted too
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shadow_read', args: { checkpoint: key } }] }, { kind: 'text', text: 'no such checkpoint' })
+    await harness.send(agent, 'Read that checkpoint.')
     const value = harness.ctx.sessionProjections.snapshot(agent.session).values[PROJECTION_KEY] as ShadowContextView
+    expect(value.recalls.at(-1)!.ok).toBe(false)
     expect(value.active).toBe(true)
     expect(value.recalls.length).toBeGreaterThan(0)
     expect(JSON.stringify(value)).not.toContain('sk-live0123456789')
-    expect(value.recalls.at(-1)!.query).toContain('[REDACTED:')
+    expect(value.recalls.at(-2)!.query).toContain('[REDACTED:')
+    expect(value.recalls.at(-1)!.snippet).toContain('[REDACTED:')
   })
 })
 
