@@ -61,7 +61,8 @@ export function consoleOutput(json: boolean, io: CliIo = PROCESS_IO): Output {
     json,
     columns: io.stdoutColumns,
     highlight: snippet => safe(snippet).replace(HIGHLIGHT, (_, word: string) => (color ? `\u001b[1;33m${word}\u001b[0m` : word)),
-    out: text => io.stdout(`${text}\n`),
+    // under --json every line out is JSON (the error path too): no raw C1 control reaches the terminal
+    out: text => io.stdout(`${json ? jsonSafe(text) : text}\n`),
     err: text => io.stderr(`${text}\n`),
     progress: (label, done, total) => {
       const now = Date.now()
@@ -89,6 +90,15 @@ export function safe(text: string): string {
     }
   }
   return from === 0 ? text : out + text.slice(from)
+}
+
+/**
+ * JSON for a terminal: JSON.stringify escapes C0 controls but leaves DEL and C1 raw (U+009B is a
+ * one-character CSI to a terminal that honours C1). They can only sit inside JSON strings, so
+ * writing them as `\u00XX` keeps the same JSON value.
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(/[\u007f-\u009f]/g, char => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 export function time(value: number | null | undefined): string {

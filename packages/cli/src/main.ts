@@ -87,7 +87,7 @@ function build(invocation: Invocation): Command {
           })
         }
         entries.sort((a, b) => a.time - b.time)
-        rt.output.out(`${session.sessionId} (${session.tag}) · ${session.messageCount} messages · ${time(session.firstTime)} → ${time(session.lastTime)} UTC`)
+        rt.output.out(`${safe(session.sessionId)} (${session.tag}) · ${session.messageCount} messages · ${time(session.firstTime)} → ${time(session.lastTime)} UTC`)
         rt.output.out(savingsLine(savings))
         if (entries.length === 0) return rt.output.out('(no checkpoints or recalls yet)')
         rt.output.out(tableFor(rt, ['time (UTC)', 'what', 'id', 'detail'], entries.map(entry => [time(entry.time), entry.kind, entry.id, entry.detail])))
@@ -114,7 +114,7 @@ function build(invocation: Invocation): Command {
         // neither: the newest session, said on stderr so a script sees which
         const sessionId = options.session !== undefined ? (await findSession(store, options.session)).sessionId : sessions[0]?.sessionId
         if (sessionId === undefined) return rt.output.out(rt.output.json ? '{"hits":[]}' : '(the store is empty)')
-        if (options.session === undefined && options.all !== true && !rt.output.json) rt.output.err(`searching the newest session, ${sessionId} (--session <id> for another, --all for every one)`)
+        if (options.session === undefined && options.all !== true && !rt.output.json) rt.output.err(`searching the newest session, ${safe(sessionId)} (--session <id> for another, --all for every one)`)
         const range = parseTimeRange(options.since, options.until, Date.now())
         const result = await store.search(words.join(' '), {
           sessionId, ...(options.all === true ? { allSessions: true } : {}), ...range, ...SEARCH_EXCLUDES,
@@ -238,7 +238,7 @@ function build(invocation: Invocation): Command {
           verdict.sessionId, verdict.logMessages, verdict.storeRows, verdict.lost.length, verdict.mismatched.length, verdict.extra.length, verdict.duplicated,
           verdict.error === undefined ? (verdict.lost.length + verdict.mismatched.length + verdict.extra.length + verdict.duplicated === 0 ? 'clean' : 'DIFFERS') : 'NOT CHECKED',
         ])))
-        for (const verdict of unchecked) rt.output.out(`not checked: ${verdict.sessionId}: ${safe(verdict.error!)}`)
+        for (const verdict of unchecked) rt.output.out(`not checked: ${safe(verdict.sessionId)}: ${safe(verdict.error!)}`)
         if (lost || mismatched || extra) rt.output.out('verify: the store differs from the dsh log (run `dsh-shadow repair <session>`)')
         if (unchecked.length > 0) rt.output.out(`verify: ${unchecked.length} session(s) could not be checked, so the store is not known to be clean`)
         if (clean) rt.output.out('verify: clean')
@@ -328,7 +328,7 @@ function build(invocation: Invocation): Command {
         if (report.expired.length > 0) {
           rt.output.out(tableFor(rt, ['checkpoint', 'session', 'messages', 'bytes', 'why'], report.expired.map(entry => [entry.checkpointId, entry.sessionId, entry.rows, entry.bytes, `${entry.reason === 'age' ? 'older than --max-age' : `over the ${entry.reason} budget`}`])))
         }
-        for (const over of report.overBudget) rt.output.out(`still over budget: ${over.scope} ${over.id} keeps ${over.bytes} bytes on its live surface (budget ${over.budget}); nothing older is left to drop`)
+        for (const over of report.overBudget) rt.output.out(`still over budget: ${over.scope} ${safe(over.id)} keeps ${over.bytes} bytes on its live surface (budget ${over.budget}); nothing older is left to drop`)
       }, { readOnly: policy.dryRun })
     })
 

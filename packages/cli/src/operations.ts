@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { type IngestReport, type RedactionOptions, type ShadowSession, ShadowStore } from '@dsh-shadow/store'
 import { bodyOf, captureLog, checkpointsOfLog } from 'dsh-shadow-context'
 import type { DshLogs } from 'dsh-shadow-context'
-import { safe, time } from './format.ts'
+import { jsonSafe, safe, time } from './format.ts'
 
 export interface SessionVerdict {
   readonly sessionId: string
@@ -113,7 +113,7 @@ export async function exportSession(store: ShadowStore, session: ShadowSession, 
     for (const message of page) {
       if (format === 'jsonl') {
         const event = message.expiredAt === null ? JSON.parse(message.eventJson) as unknown : null
-        write(`${JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, ...(message.expiredAt === null ? {} : { expiredAt: message.expiredAt }), event })}\n`)
+        write(`${jsonSafe(JSON.stringify({ sessionId: message.sessionId, shadowId: message.shadowId, checkpoint: message.elidedBy, ...(message.expiredAt === null ? {} : { expiredAt: message.expiredAt }), event }))}\n`)
       }
       else {
         const who = message.role === 'tool' ? `tool \`${safe(message.toolName ?? '?')}\`` : message.eventType === 'request/header' ? 'system prompt' : message.role

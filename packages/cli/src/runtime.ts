@@ -83,7 +83,11 @@ export async function findSession(store: ShadowStore, reference: string): Promis
   // the empty prefix would match every session (and pick the only one of a one-session store)
   if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const sessions = await store.sessions()
-  const exact = sessions.find(session => session.sessionId === reference || session.tag === reference)
+  const byId = sessions.find(session => session.sessionId === reference)
+  const byTag = sessions.find(session => session.tag === reference)
+  // a session may be named like another's tag (a shared store holds other people's): never pick one of them by list order
+  if (byId !== undefined && byTag !== undefined && byId !== byTag) throw new CliError(`"${reference}" is the id of session ${byId.sessionId} and the tag of session ${byTag.sessionId}; give the full id of the one you mean`, EXIT.usage)
+  const exact = byId ?? byTag
   if (exact !== undefined) return exact
   const matches = sessions.filter(session => session.sessionId.startsWith(reference))
   if (matches.length === 1) return matches[0]!
@@ -95,7 +99,10 @@ export async function findSession(store: ShadowStore, reference: string): Promis
 export async function findLogSession(logs: DshLogs, reference: string): Promise<string> {
   if (reference.length === 0) throw new CliError('the session reference is empty', EXIT.usage)
   const ids = (await logs.list()).map(meta => meta.id as string)
-  const exact = ids.find(id => id === reference || tagCandidates(id).includes(reference))
+  const byId = ids.find(id => id === reference)
+  const byTag = ids.find(id => tagCandidates(id).includes(reference))
+  if (byId !== undefined && byTag !== undefined && byId !== byTag) throw new CliError(`"${reference}" is the id of session ${byId} and the tag of session ${byTag}; give the full id of the one you mean`, EXIT.usage)
+  const exact = byId ?? byTag
   if (exact !== undefined) return exact
   const matches = ids.filter(id => id.startsWith(reference))
   if (matches.length === 1) return matches[0]!

@@ -2,7 +2,7 @@
 import { createInterface } from 'node:readline/promises'
 import { Command, Option } from 'commander'
 import { isShadowStoreError, type ShadowStore } from '@dsh-shadow/store'
-import { CliError, EXIT } from './format.ts'
+import { CliError, EXIT, safe } from './format.ts'
 import { PROFILES, type ProfileName } from './profile.ts'
 import { doctor, install, uninstall, type SetupContext } from './setup.ts'
 import { tryOffline } from './try.ts'
@@ -92,7 +92,7 @@ export function registerSetupCommands(root: Command, hooks: SetupHooks): void {
         }
       })
       if (ctx.output.json) return ctx.output.out(JSON.stringify(report))
-      ctx.output.out(`forgot ${report.forgotten.join(', ')}: ${report.messages} messages, ${report.checkpoints} checkpoints, ${report.recalls} recalls${report.vacuumed ? '; the file was vacuumed' : ' (run again with --vacuum to also scrub the freed pages from disk)'}`)
+      ctx.output.out(`forgot ${safe(report.forgotten.join(', '))}: ${report.messages} messages, ${report.checkpoints} checkpoints, ${report.recalls} recalls${report.vacuumed ? '; the file was vacuumed' : ' (run again with --vacuum to also scrub the freed pages from disk)'}`)
       ctx.output.out('The dsh session log still holds the session; resuming it in dsh captures it again.')
     })
 }

@@ -31,16 +31,21 @@ function copyHome(): string {
 }
 
 /** The CLI in this process, with a terminal of this width (and colour) or a pipe. */
-async function inProcess(args: readonly string[], terminal?: { columns: number; color: boolean }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(args: readonly string[], terminal?: { columns: number; color: boolean }, at = home): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
   let stderr = ''
-  const code = await runCli(['--home', home, ...args], {
+  const code = await runCli(['--home', at, ...args], {
     stdout: text => void (stdout += text),
     stderr: text => void (stderr += text),
     stderrIsTTY: false,
     ...(terminal === undefined ? {} : { stdoutColumns: terminal.columns, color: terminal.color }),
   })
   return { code, stdout, stderr }
+}
+
+/** The CLI in this process on another home, as a pipe. */
+async function inProcessAt(at: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return inProcess(args, undefined, at)
 }
 
 beforeAll(async () => {
@@ -130,6 +135,23 @@ describe('forget', () => {
     expect(JSON.parse(forced.stdout)).toMatchObject({ forgotten: [sessionId, 'fork-of-it'], sessions: 2, vacuumed: true })
     expect(runBin(copy, ['timeline', sessionId]).code).toBe(4)
     expect(runBin(copy, ['forget', 'no-such-session']).code).toBe(4)
+  })
+
+  it('refuses a reference that is one session\'s id and another\'s tag, forgetting neither', async () => {
+    const copy = copyHome()
+    const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    const tag = (await store.session(sessionId))!.tag
+    // someone else's session on a shared store, named like this session's tag (in either listing order)
+    for (const name of [tag, `${tag}-later`]) await store.registerSession({ sessionId: name, createdAt: name === tag ? 1 : Date.now() + 1e9 })
+    await store.close()
+    for (const command of [['forget', tag], ['timeline', tag], ['search', '--session', tag, 'anything']]) {
+      const answer = await inProcess(command, undefined, copy)
+      expect(answer.code, `${command.join(' ')}: ${answer.stderr}`).toBe(2)
+      expect(answer.stderr).toContain(`is the id of session ${tag} and the tag of session ${sessionId}`)
+    }
+    const after = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    expect((await after.sessions()).map(session => session.sessionId).toSorted()).toEqual([sessionId, tag, `${tag}-later`].toSorted())
+    await after.close()
   })
 })
 
@@ -238,6 +260,40 @@ describe('issue 12 item 11', () => {
       for (const control of ['\u001b', '\u0007', '\u009b']) expect(result.stdout.includes(control), `${args.join(' ')} printed ${JSON.stringify(control)}`).toBe(false)
     }
     expect(runBin(copy, ['read', 'hostile-session:0-5']).stdout).toContain('\\u001b]52;c;ZXZpbA==')
+    // JSON output too: JSON.stringify escapes C0 controls but leaves C1 (U+009B is a one-byte CSI) raw
+    for (const args of [['--json', 'read', 'hostile-session:0-5'], ['--json', 'search', '--session', 'hostile-session', 'clipboard'], ['export', 'hostile-session', '--format', 'jsonl'], ['--json', 'sessions']]) {
+      const result = await inProcessAt(copy, args)
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0)
+      for (const control of ['\u001b', '\u0007', '\u009b']) expect(result.stdout.includes(control), `${args.join(' ')} printed ${JSON.stringify(control)}`).toBe(false)
+      // and it is still JSON (lines of it for jsonl)
+      const documents = args.includes('jsonl') ? result.stdout.trim().split('\n') : [result.stdout]
+      for (const document of documents) expect(() => JSON.parse(document) as unknown).not.toThrow()
+    }
+    const json = JSON.parse((await inProcessAt(copy, ['--json', 'read', 'hostile-session:0-5'])).stdout) as Array<{ text: string }>
+    expect(json[0]!.text).toBe(hostile)
+  })
+
+  it('never prints a stored session id or workspace with terminal control sequences raw (a team store holds other people\'s)', async () => {
+    const copy = copyHome()
+    const store = await ShadowStore.open(join(copy, 'shadow-context', 'shadow.db'))
+    const evil = 'evil\u001b]52;c;ZXZpbA==\u0007\u001b[2J'
+    const workspace = '/srv/\u001b]0;owned\u0007repo'
+    await store.registerSession({ sessionId: evil, workspace })
+    const text = 'clipboard planted here'
+    await store.append([{ sessionId: evil, seq: 1, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: Date.now() + 60_000, eventJson: JSON.stringify({ type: 'user/message', seq: 1, data: { content: [{ type: 'text', text }] } }), text, tokens: 5 }])
+    await store.close()
+    const run = async (args: readonly string[]): Promise<{ code: number; out: string }> => {
+      let out = ''
+      const code = await runCli(['--home', copy, ...args], { stdout: chunk => void (out += chunk), stderr: chunk => void (out += chunk), stderrIsTTY: false })
+      return { code, out }
+    }
+    // search without --session names the newest session (this one); verify finds it has no dsh log;
+    // gc names a session and a workspace still over budget on their live surface
+    for (const args of [['timeline', evil], ['search', 'clipboard'], ['verify'], ['gc', '--session-budget', '1B', '--dry-run'], ['gc', '--workspace-budget', '1B', '--dry-run'], ['sessions']]) {
+      const { out } = await run(args)
+      for (const control of ['\u001b', '\u0007']) expect(out.includes(control), `${args[0]} printed ${JSON.stringify(control)}: ${JSON.stringify(out.slice(0, 400))}`).toBe(false)
+      expect(out, args[0]).toMatch(/evil\\u001b|\\u001b\]0;owned/)
+    }
   })
 
   it('refuses to repair --all a dsh home that has no dsh logs (a typo), creating nothing', () => {

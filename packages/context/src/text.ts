@@ -15,8 +15,18 @@ export function flatten(text: string): string {
   return text.replace(/\s+/g, ' ').trim()
 }
 
+/** Characters of input `clip` flattens per character it keeps, before it falls back to all of it. */
+const CLIP_WINDOW = 8
+
 /** `text` flattened, cut to `max` characters with "…" when longer. */
 export function clip(text: string, max: number): string {
+  // flatten a prefix first: a 20 MB message is not rewritten whole (seconds) to quote its first line
+  const window = Math.max(64, max * CLIP_WINDOW)
+  if (text.length > window) {
+    const head = flatten(cutPrefix(text, window))
+    // the head flattened past max: the whole text would be cut at the same place
+    if (head.length > max) return `${cutPrefix(head, Math.max(1, max - 1))}…`
+  }
   const flat = flatten(text)
   return flat.length <= max ? flat : `${cutPrefix(flat, Math.max(1, max - 1))}…`
 }

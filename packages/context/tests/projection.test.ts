@@ -104,3 +104,33 @@ describe('shadowContext projection on real dsh', () => {
     console.log(`projection snapshots, side by side:\n${JSON.stringify({ 'shadow-session': { ...shadowValue, checkpoints: shadowValue.checkpoints.slice(-2) }, 'plain-session': plainValue }, null, 2)}`)
   })
 })
+
+describe('shadowContext projection in a web profile (capture in the preset, projection on the host)', () => {
+  it('redacts the model\'s recall queries with the preset capture\'s policy (the host projection used to keep them verbatim)', async () => {
+    const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))
+    const fixtures = fileURLToPath(new URL('./fixtures/presets', import.meta.url))
+    const key = 'sk-live0123456789abcdefghij'
+    const harness = await DshHarness.create({
+      model: new ScriptedModel({ contextWindow: 16_000 }),
+      presets: { roots: [presetsRoot, fixtures], default: 'shadow-redact', baseUrl: pathToFileURL(fileURLToPath(new URL('../package.json', import.meta.url))).href },
+      plugins: [{ plugin: ShadowProjection }],
+    })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'web-redact', preset: 'shadow-redact' })
+    harness.model.enqueue({ kind: 'text', text: 'Stored.' })
+    await harness.send(agent, `Deploy with DEEPSEEK_API_KEY=${key} in eu-west-1.`)
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: `where did we deploy with ${key}` } }] }, { kind: 'text', text: 'found it' })
+    await harness.send(agent, 'Where did we deploy?')
+    // a refused read echoes what it was given ("no checkpoint …"): the timeline's error snippet keeps it redacted too
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shadow_read', args: { checkpoint: key } }] }, { kind: 'text', text: 'no such checkpoint' })
+    await harness.send(agent, 'Read that checkpoint.')
+    const value = harness.ctx.sessionProjections.snapshot(agent.session).values[PROJECTION_KEY] as ShadowContextView
+    expect(value.recalls.at(-1)!.ok).toBe(false)
+    expect(value.active).toBe(true)
+    expect(value.recalls.length).toBeGreaterThan(0)
+    expect(JSON.stringify(value)).not.toContain('sk-live0123456789')
+    expect(value.recalls.at(-2)!.query).toContain('[REDACTED:')
+    expect(value.recalls.at(-1)!.snippet).toContain('[REDACTED:')
+  })
+})
+

@@ -59,3 +59,31 @@ describe('plainSnippet', () => {
     expect(plainSnippet({ snippet: 'port **5433** and **bold** text, **Replica** too', matched: ['5433', 'replica'] })).toBe('port 5433 and **bold** text, Replica too')
   })
 })
+
+describe('/recall answers with what the hits hold', () => {
+  it('shows a snippet holding $` or $& as written, without expanding it (each hit used to multiply the answer)', async () => {
+    const harness = await DshHarness.create({
+      model: new ScriptedModel({ contextWindow: 16_000 }),
+      presets: { roots: [presetsRoot], default: 'shadow-context', baseUrl },
+    })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'recall-dollar', preset: 'shadow-context' })
+    // String.prototype.replace reads $` as "everything before the match" and $& as "the match"
+    const planted = (index: number): string => `price list ${index} of the zebrafinch shop: ${'$`'.repeat(30)} and ${'$&'.repeat(10)} end`
+    for (let index = 0; index < 4; index += 1) {
+      harness.model.enqueue({ kind: 'text', text: 'Noted.' })
+      await harness.send(agent, planted(index))
+    }
+    const capture = harness.presetService<ShadowCapture>(agent, 'shadowCapture')!
+    await capture.flush()
+    const commands = (harness.ctx as unknown as { commands: Commands }).commands
+    const found = await commands.execute(agent, '/recall zebrafinch price list', [], new AbortController().signal)
+    expect(found?.result.kind).toBe('success')
+    const text = found!.result.text!
+    expect(text.match(/zebrafinch/g)?.length).toBeGreaterThanOrEqual(4)
+    // every hit line shows the planted dollars as they are, and the answer stays small
+    expect(text).toContain(`${'$`'.repeat(30)} and ${'$&'.repeat(10)}`)
+    expect(text.length).toBeLessThan(10_000)
+    expect(harness.problems()).toEqual([])
+  })
+})

@@ -1,4 +1,4 @@
-import { ScriptedModel } from '@dsh-shadow/testing'
+import { codingSession, ScriptedModel } from '@dsh-shadow/testing'
 import { ShadowContextReader } from '../src/index.ts'
 import { describe, expect, it } from 'vitest'
 import { cleanupAfterEach, engineHarness, shadowHarnessAt } from './support.ts'
@@ -93,5 +93,34 @@ describe('secret redaction in a real composition', () => {
     // the write-ahead check redacts the log events on this thread to compare hashes
     expect(await capture.confirm(agent.session, rows.map(row => row.seq))).toMatchObject({ ok: true, repaired: 0 })
     expect((await store.search('noise', { sessionId: 'adversarial' })).hits.length).toBeGreaterThan(0)
+  })
+
+  it('sends the llm summarizer the redacted originals, and keeps a secret it repeats out of the whole compaction record, its raw output included', async () => {
+    const secret = 'sk-live9876543210zyxwvutsrqpo'
+    const scenario = codingSession({ turns: 12, seed: 7 })
+    // a summarizing model that repeats what it read, the key among it (in its text and its reasoning-free raw output)
+    const model = new ScriptedModel({ contextWindow: 12_000, summarize: () => `- The deploy uses DEEPSEEK_API_KEY=${secret} for eu-west-1.\n- Tests pass.` })
+    const harness = await engineHarness({ tools: scenario.tools(), model, capture: { redact: true }, engine: { summary: 'llm' } })
+    harnesses.push(harness)
+    const agent = await harness.createAgent({ sessionId: 'llm-secret' })
+    harness.model.enqueue({ kind: 'tools', calls: [{ name: 'shell', args: { command: 'deploy --region eu-west-1', password: 'hunter2-secret', apiKey: secret } }] }, { kind: 'text', text: 'Stored.' })
+    await harness.send(agent, `Deploy with DEEPSEEK_API_KEY=${secret}, region eu-west-1, password: hunter2-secret`)
+    await harness.play(agent, scenario.turns)
+    // the summarizer is sent what the store keeps (a configured summarizationProvider may be another provider)
+    const asked = model.requests.filter(request => request.purpose === 'compaction')
+    expect(asked.length).toBeGreaterThan(0)
+    expect(asked.every(request => !request.rejected)).toBe(true)
+    for (const request of asked) {
+      expect(request.text()).not.toContain('sk-live9876543210')
+      expect(request.text()).not.toContain('hunter2')
+    }
+    expect(asked[0]!.text()).toContain('[REDACTED:')
+    const summaries = agent.session.events.filter(event => event.type === 'compaction/summary')
+    expect(summaries.length).toBeGreaterThan(0)
+    expect(model.requests.filter(request => request.purpose === 'compaction').length).toBeGreaterThan(0)
+    // what the engine wrote into the session: the checkpoint message and the summary event with its raw output
+    const written = agent.session.events.filter(event => event.type === 'compaction/summary' || (event.type === 'user/message' && (event.data.source as { kind?: string }).kind === 'compaction'))
+    for (const event of written) expect(JSON.stringify(event)).not.toContain('sk-live9876543210')
+    expect(JSON.stringify(summaries)).toContain('[REDACTED:api-key]')
   })
 })

@@ -313,3 +313,88 @@ describe('RecallResolver', () => {
     expect(await store.stats()).toEqual(before)
   })
 })
+
+describe('RecallResolver reading a window', () => {
+  const BIG = 2_000_000
+  const tagOf = sessionTag('windowed')
+
+  beforeAll(async () => {
+    await store.registerSession({ sessionId: 'windowed', workspace: '/elsewhere' })
+    const rows: ShadowMessageInput[] = []
+    // 1-5 small, 6-11 big tool outputs, 12-400 tiny
+    for (let seq = 1; seq <= 400; seq += 1) {
+      const text = seq >= 6 && seq <= 11 ? `output ${seq} ${'y'.repeat(BIG)} end ${seq}` : `note ${seq}`
+      rows.push(row('windowed', seq, text, seq >= 6 && seq <= 11 ? { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: 'shell' } : {}))
+    }
+    await store.append(rows)
+  })
+
+  /** Characters of text the store hands the resolver while `run` runs. */
+  async function charsRead(run: () => Promise<unknown>): Promise<number> {
+    const read = store.read.bind(store)
+    let chars = 0
+    store.read = async (...args) => {
+      const rows = await read(...args)
+      chars += rows.reduce((sum, message) => sum + message.text.length, 0)
+      return rows
+    }
+    try {
+      await run()
+    } finally {
+      store.read = read
+    }
+    return chars
+  }
+
+  /** Every page of a read, through its cursors. */
+  async function pages(args: Record<string, unknown>): Promise<string[]> {
+    const texts: string[] = []
+    let page = await resolver('windowed').read(args)
+    texts.push(page.text)
+    while (page.cursor !== null && texts.length < 200) {
+      page = await resolver('windowed').read({ cursor: page.cursor, budget: args['budget'] })
+      texts.push(page.text)
+    }
+    expect(page.cursor).toBeNull()
+    return texts
+  }
+
+  const heads = (texts: readonly string[]): number[] =>
+    texts.flatMap(text => [...text.matchAll(/^── \S+\.(\d+) ·/gm)].map(match => Number(match[1]))).filter((seq, index, all) => seq !== all[index - 1])
+
+  it('reads only as far as a page reaches, not every message of the window (six 2 MB outputs were read for every page)', async () => {
+    // a page reads in batches (2, 4, 8, … rows): at most a batch past what it shows, here two of the outputs
+    const chars = await charsRead(() => resolver('windowed').read({ from_seq: 1, to_seq: 20, budget: 2_000 }))
+    expect(chars).toBeLessThan(2 * BIG + 10_000)
+    const first = await resolver('windowed').read({ from_seq: 1, to_seq: 20, budget: 2_000 })
+    expect(first.text).toContain('messages 1–6 of 20')
+    // a later page, by its cursor, does not read the earlier outputs again
+    const second = await resolver('windowed').read({ cursor: first.cursor!, budget: 2_000 })
+    expect(second.text).toContain('(continued from character')
+    expect(await charsRead(() => resolver('windowed').read({ cursor: first.cursor!, budget: 2_000 }))).toBeLessThan(2 * BIG + 10_000)
+    const time = await charsRead(() => resolver('windowed').read({ since: new Date(T0).toISOString(), until: new Date(T0 + 30 * 60_000).toISOString(), budget: 2_000 }))
+    expect(time).toBeLessThan(2 * BIG + 10_000)
+  })
+
+  it('pages through a window of many small messages, each once, in order, to its end', async () => {
+    const seqTexts = await pages({ from_seq: 12, to_seq: 400, budget: 200 })
+    expect(seqTexts.length).toBeGreaterThan(5)
+    expect(heads(seqTexts)).toEqual(Array.from({ length: 389 }, (_, index) => 12 + index))
+    expect(seqTexts[0]).toContain('of 389')
+    expect(seqTexts.at(-1)).toContain('[end]')
+    const timeTexts = await pages({ since: new Date(T0 + 300 * 60_000).toISOString(), until: new Date(T0 + 400 * 60_000).toISOString(), budget: 500 })
+    expect(heads(timeTexts)).toEqual(Array.from({ length: 101 }, (_, index) => 300 + index))
+    expect(seqTexts.join('\n')).not.toContain(`${tagOf}.401`)
+  })
+
+  it('ends an edited cursor that points past its window instead of failing', async () => {
+    const edited = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: 19 }, 0, 0])).toString('base64url')
+    const texts = await pages({ cursor: edited, budget: 500 })
+    expect(heads(texts)).toEqual([19, 20])
+    const beyond = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: 500 }, 3, 0])).toString('base64url')
+    expect((await resolver('windowed').read({ cursor: beyond })).text).toContain('[end]')
+    const negative = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: -1 }, 0, 0])).toString('base64url')
+    expect((await failure(() => resolver('windowed').read({ cursor: negative }))).code).toBe('INVALID_INPUT')
+  })
+})
+

@@ -66,13 +66,16 @@ export function captureEvent(sessionId: string, event: SessionEvent, cursor: Pic
   }
 }
 
-/** Fold a whole log: every capturable event with its position, and the cursor at the end. */
-export function captureLog(sessionId: string, events: readonly SessionEvent[]): { captured: CapturedEvent[]; cursor: CaptureCursor } {
+/**
+ * Fold a whole log: every capturable event with its position, and the cursor at the end. With
+ * `only`, just those seqs are captured (serialized): the fold is cheap, each event's JSON is not.
+ */
+export function captureLog(sessionId: string, events: readonly SessionEvent[], only?: ReadonlySet<number>): { captured: CapturedEvent[]; cursor: CaptureCursor } {
   const cursor = newCursor()
   const captured: CapturedEvent[] = []
   for (const event of events) {
     const toolName = advance(cursor, event)
-    if (isCapturable(event)) captured.push(captureEvent(sessionId, event, cursor, toolName))
+    if (isCapturable(event) && (only === undefined || only.has(event.seq))) captured.push(captureEvent(sessionId, event, cursor, toolName))
   }
   return { captured, cursor }
 }

@@ -17,6 +17,7 @@ import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { scopeOf } from '@deepseek-ai/dsh-scope'
 import z from '@deepseek-ai/schemastery'
 import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
@@ -33,6 +34,11 @@ export interface ShadowCaptureConfig {
   synchronous?: 'normal' | 'full'
   /** Failed batches kept for retry (beyond that, reconciliation from the log repairs). Default 10 000 events. */
   retryLimit?: number
+  /**
+   * Characters of event JSON kept for retry (every retry re-sends them, so big tool outputs must not
+   * pile up while the store refuses writes); past it, events are left to the log's repair. Default 16 000 000.
+   */
+  retryChars?: number
   /**
    * Longest a captured event waits before it is written, ms. Batching keeps the store's cost off
    * the turn; the write-ahead check before compaction flushes at once. Default 200.
@@ -74,6 +80,7 @@ export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   worker: z.boolean().default(true).description('host the store in a worker thread'),
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
+  retryChars: z.natural().default(16_000_000).description('characters of event JSON kept for retry after a failed write'),
   batchDelayMs: z.natural().default(200).description('longest wait before captured events are written, ms'),
   maxBytes: z.natural().description('ceiling on the store file, bytes (default: none)'),
   busyTimeoutMs: z.natural().default(5_000).description("wait for another process's lock on the store, ms"),
@@ -148,6 +155,11 @@ function opSession(op: IngestOp): string {
   }
 }
 
+/** Characters of event JSON an op carries (what a retry sends again). */
+function opChars(op: IngestOp): number {
+  return op.op === 'events' || op.op === 'reconcile' ? op.events.reduce((sum, event) => sum + event.eventJson.length, 0) : 0
+}
+
 /** Ops in order, an events op split by session, each tagged with the session it writes for. */
 function splitBySession(ops: readonly WeightedOp[]): Array<WeightedOp & { readonly sessionId: string }> {
   const out: Array<WeightedOp & { readonly sessionId: string }> = []
@@ -173,6 +185,9 @@ interface SessionState {
   /** Whether the session's row (and its fork parent's) is queued: from its first stored message on. */
   registered: boolean
 }
+
+/** Characters of event JSON kept for retry by default (see `retryChars`). */
+export const RETRY_CHARS_DEFAULT = 16_000_000
 
 const WARN_INTERVAL_MS = 60_000
 const REOPEN_INTERVAL_MS = 500
@@ -294,6 +309,7 @@ export class ShadowCapture extends Service {
       worker: resolved.worker ?? true,
       synchronous: resolved.synchronous ?? 'normal',
       retryLimit: resolved.retryLimit ?? 10_000,
+      retryChars: resolved.retryChars ?? RETRY_CHARS_DEFAULT,
       batchDelayMs: resolved.batchDelayMs ?? 200,
       busyTimeoutMs: resolved.busyTimeoutMs ?? 5_000,
       redact: resolved.redact ?? false,
@@ -304,6 +320,9 @@ export class ShadowCapture extends Service {
     this.path = resolveStorePath(resolved.path, resolved.home)
     const redaction = this.redactionPolicy()
     this.redactor = redaction === false ? undefined : new Redactor(redaction)
+    // readers of free text outside this composition (the host's projection in a web profile) apply it too
+    const redactor = this.redactor
+    if (redactor !== undefined) ctx.effect(() => RedactionRegistry.add(redactor), 'shadow-context redaction policy')
     // The service is provided at once and the store opens behind it: events queue meanwhile.
     // (An agent preset checks its rows' services right after mounting; an async start would miss it.)
     this.opening = this.open()
@@ -359,7 +378,12 @@ export class ShadowCapture extends Service {
 
   /** A log event with every string redacted as the store redacts its event JSON (the same event when off). */
   redactEvent<T extends SessionEvent>(event: T): T {
-    return this.redactor === undefined ? event : JSON.parse(this.redactor.json(JSON.stringify(event))) as T
+    return this.redactValue(event)
+  }
+
+  /** Any JSON value with every string redacted as the store redacts event JSON (the same value when off). */
+  redactValue<T>(value: T): T {
+    return this.redactor === undefined ? value : JSON.parse(this.redactor.json(JSON.stringify(value))) as T
   }
 
   /**
@@ -594,11 +618,27 @@ export class ShadowCapture extends Service {
       // Keep the batch for the next attempt, within bounds; past them the log reconciles later.
       // A refused input is refused again: it is reported, not retried.
       const retried = [...this.retry.values()].reduce((sum, entry) => sum + entry.weight, 0)
-      if (failure.code !== 'INVALID_INPUT' && retried + batch.weight <= this.config.retryLimit) this.retry.set(sessionId, batch)
+      if (failure.code !== 'INVALID_INPUT' && retried + batch.weight <= this.config.retryLimit) this.retry.set(sessionId, this.withinRetryChars(sessionId, batch))
       else this.health.pending = Math.max(0, this.health.pending - batch.weight)
       if (error !== this.openFailure) this.reportFailure(undefined, failure)
       throw error
     }
+  }
+
+  /**
+   * The batch as kept for retry: past `retryChars` of event JSON (this batch and the other kept
+   * ones), its events and reconciles are dropped: the write-ahead check re-sends from the log
+   * whatever a pass needs, and a restart reconciles the rest. Session and checkpoint ops are small
+   * and stay, so no checkpoint is lost meanwhile.
+   */
+  private withinRetryChars(sessionId: string, batch: SessionBatch): SessionBatch {
+    let others = 0
+    for (const [id, kept] of this.retry) if (id !== sessionId) others += kept.ops.reduce((sum, op) => sum + opChars(op), 0)
+    if (others + batch.ops.reduce((sum, op) => sum + opChars(op), 0) <= this.config.retryChars) return batch
+    const ops = batch.ops.filter(op => op.op !== 'events' && op.op !== 'reconcile')
+    const dropped = batch.ops.filter(op => op.op === 'events' || op.op === 'reconcile').reduce((sum, op) => sum + (op.op === 'events' || op.op === 'reconcile' ? op.events.length : 0), 0)
+    this.health.pending = Math.max(0, this.health.pending - dropped)
+    return { ops, weight: Math.max(0, batch.weight - dropped) }
   }
 
   private count(report: IngestReport): void {
@@ -683,8 +723,8 @@ export class ShadowCapture extends Service {
     if (first.missing.length === 0 && first.mismatched.length === 0) return { ok: true, missing: [], mismatched: [], repaired: 0 }
     const wanted = new Set([...first.missing, ...first.mismatched])
     // the repair path (rows missing or stale) folds the whole log once: it is not a pass's normal cost
-    const { captured } = captureLog(session.id, session.events)
-    const repair = captured.filter(event => wanted.has(event.seq))
+    // (only the wanted events are serialized: the log may hold many megabytes of tool outputs)
+    const repair = captureLog(session.id, session.events, wanted).captured
     // rows gone from under a running session (`dsh-shadow forget` in another process) took its
     // row with them, and appends since left a bare one: the repair writes the whole session again
     this.count(await store.ingest([...sessionOps(session), { op: 'reconcile', sessionId: session.id, events: repair, ownFromSeq: Number.POSITIVE_INFINITY }]))

@@ -54,7 +54,7 @@ export interface Built {
 export interface BuildDeps {
   readonly config: ResolvedEngineConfig
   readonly log: SessionLogIndex
-  readonly capture: Pick<ShadowCapture, 'redactText' | 'redactEvent'>
+  readonly capture: Pick<ShadowCapture, 'redactText' | 'redactEvent' | 'redactValue'>
   readonly llm: Context['llm']
 }
 
@@ -113,7 +113,9 @@ async function summarizeWithLlm(deps: BuildDeps, agent: CompactionAgentContext, 
     : routedTarget(agent)
   if (target === undefined) throw new CompactionRefused('no provider/model to write an llm summary with')
   const log = deps.log
-  const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(log.event(seq))).filter(message => message !== null)
+  // the summarizer reads the originals as the store keeps them (redacted when on): a configured
+  // summarizationProvider may be another provider than the one the conversation runs on
+  const derived = prepared.shadowedSeqs.map(seq => session.deriveEventMessage(deps.capture.redactEvent(log.event(seq)))).filter(message => message !== null)
   const instruction = createUserMessage({
     content: [{ type: 'text', text: 'Summarize the conversation above for your own later use: goals, decisions and their reasons, files and identifiers, errors and fixes, open work. Terse bullets. Preserve exact paths, commands, numbers and error strings. Output only the summary.' }],
     source: { kind: 'plugin', plugin: SHADOW_ENGINE },
@@ -133,7 +135,8 @@ async function summarizeWithLlm(deps: BuildDeps, agent: CompactionAgentContext, 
   const finish = assembler.finish
   if (finish.kind === 'error' || finish.kind === 'aborted') throw new CompactionRefused(`llm summary failed: ${finish.failure.message}`)
   if (finish.kind === 'max-tokens') throw new CompactionRefused('llm summary hit its token cap')
-  const rawOutput = assembler.blocks()
+  // the raw output goes into the compaction/summary event beside the checkpoint: redacted alike
+  const rawOutput = deps.capture.redactValue(assembler.blocks())
   const prose = deps.capture.redactText(rawOutput.filter(block => block.type === 'text').map(block => block.text).join('\n').trim())
   if (prose.length === 0) throw new CompactionRefused('llm summary was empty')
   const footer = composeFooter({ checkpointId: compactionId, tag: parseCheckpointTag(compactionId) ?? sessionTag(session.id), messages })

@@ -7,8 +7,8 @@
  * says exactly where the originals are and how to read them back.
  */
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
-import { extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
-import { clip } from '../text.ts'
+import { charBoundary, extent, formatUtc, renderBlocks, shadowId } from '@dsh-shadow/store'
+import { clip, cutPrefix } from '../text.ts'
 
 export interface DigestMessage {
   readonly event: SessionEvent
@@ -68,6 +68,20 @@ function messageText(event: SessionEvent): string {
     default:
       return ''
   }
+}
+
+/**
+ * What the extraction patterns read of one message: all of it up to SCAN_HEAD + SCAN_TAIL
+ * characters, else its head and its tail (where a log states what failed). A digest names a handful
+ * of files, identifiers and anchors; scanning a whole 50 MB tool output took seconds and half a
+ * gigabyte of matches on the pass, for nothing the head and tail do not already show.
+ */
+const SCAN_HEAD = 96_000
+const SCAN_TAIL = 32_000
+
+function scanned(text: string): string {
+  if (text.length <= SCAN_HEAD + SCAN_TAIL) return text
+  return `${cutPrefix(text, SCAN_HEAD)}\n${text.slice(charBoundary(text, text.length - SCAN_TAIL))}`
 }
 
 function argumentGist(args: string): string {
@@ -146,12 +160,13 @@ export function composeDigest(input: DigestInput): Digest {
       turns.push(summary)
     }
     const text = messageText(event)
+    const scan = scanned(text)
     // The conversation's own words (user, assistant) weigh more than tool output.
     const prose = event.type !== 'tool/result'
     const weight = prose ? 1 : 0
-    for (const match of text.matchAll(PATH)) paths.push({ value: match[0], weight: match[0].includes('/') ? 1 : 0 })
-    for (const match of text.matchAll(IDENTIFIER)) identifiers.push({ value: match[0], weight })
-    for (const match of text.matchAll(ANCHOR)) {
+    for (const match of scan.matchAll(PATH)) paths.push({ value: match[0], weight: match[0].includes('/') ? 1 : 0 })
+    for (const match of scan.matchAll(IDENTIFIER)) identifiers.push({ value: match[0], weight })
+    for (const match of scan.matchAll(ANCHOR)) {
       if (!isAnchor(match[0]) || (BARE_NUMBER.test(match[0]) && !prose)) continue
       anchors.push({ value: match[0], weight: BARE_NUMBER.test(match[0]) ? weight : weight + 1 })
     }
@@ -162,13 +177,13 @@ export function composeDigest(input: DigestInput): Digest {
       for (const block of event.data.message.content) {
         if (block.type !== 'tool-call') continue
         summary.tools.push(block.name)
-        for (const match of argumentGist(block.arguments).matchAll(PATH)) paths.push({ value: match[0], weight: 2 })
+        for (const match of scanned(argumentGist(block.arguments)).matchAll(PATH)) paths.push({ value: match[0], weight: 2 })
       }
       if (text.trim().length > 0) summary.answer = text
     } else if (event.type === 'tool/result') {
       const result = event.data.message.content[0]
       if (result?.isError === true) summary.errors += 1
-      for (const match of text.matchAll(ERROR_LINE)) {
+      for (const match of scan.matchAll(ERROR_LINE)) {
         errors.push({ value: clip(match[0], 100), weight: 0 })
         summary.errors += 1
       }

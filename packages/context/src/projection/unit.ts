@@ -272,7 +272,8 @@ export function applyEvent(state: ShadowContextState, event: SessionEvent, redac
       return withRecall({ ...next, calls }, {
         kind: call.kind, seq: event.seq, time: event.time, query: call.query, ok: result?.isError !== true,
         ids: result?.isError === true ? [] : [...new Set(text.match(SHADOW_ID) ?? [])].slice(0, 200),
-        snippet: result?.isError === true ? text.split('\n')[0]!.slice(0, 120) : recallSnippet(text),
+        // an error echoes the arguments it refused (a checkpoint id, a time): redacted like the query
+        snippet: result?.isError === true ? cutPrefix(redact(text.split('\n')[0]!), 120) : recallSnippet(text),
       })
     }
     default:

@@ -140,7 +140,8 @@ export class ShadowRecall {
           const outcome = await resolver.search({ query, limit: 8 })
           // dsh shows the answer as plain text: no bold marks
           let text = outcome.text.replace(/^shadow_search /, 'Shadow Context search ')
-          for (const hit of outcome.hits) text = text.replace(`   ${hit.snippet}\n`, `   ${plainSnippet(hit)}\n`)
+          // a function, not a string, as the replacement: a snippet's own $` or $& is text, not a pattern
+          for (const hit of outcome.hits) text = text.replace(`   ${hit.snippet}\n`, () => `   ${plainSnippet(hit)}\n`)
           return { kind: 'success', text }
         } catch (error) {
           return { kind: 'error', text: error instanceof RecallError ? `${error.code}: ${error.message}` : String(error) }

@@ -18,6 +18,7 @@ import {
 } from '@dsh-shadow/store'
 import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
 import { cutPrefix } from '../text.ts'
+import { rowsAt, SEQ_SPAN_MAX, windowPage } from './reads.ts'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -37,7 +38,8 @@ export const SEARCH_LIMIT_MAX = 20
 export const READ_BUDGET_MIN = 200
 export const READ_BUDGET_MAX = 8_000
 const WINDOW_MAX = 20
-const SEQ_SPAN_MAX = 5_000
+/** Selector kinds a read pages through by position in a window (seq range, time window). */
+const WINDOWED = new Set(['seq', 'time'])
 const QUERY_MAX = Math.min(2_000, MAX_QUERY_CHARS)
 /** The last instant a Date holds. */
 const MAX_DATE_MS = 8.64e15
@@ -133,6 +135,12 @@ function integer(value: unknown, label: string, min: number, max: number, fallba
 
 function optionalInteger(value: unknown, label: string, min: number, max: number): number | undefined {
   return value === undefined || value === null ? undefined : integer(value, label, min, max, 0)
+}
+
+/** A window selector with the seq its next page starts at (a cursor's; checked like every field). */
+function withNext(selector: Record<string, string | number>, next: string | number | undefined): Record<string, string | number> {
+  if (next === undefined) return selector
+  return { ...selector, next: integer(next, 'cursor position', 0, Number.MAX_SAFE_INTEGER, 0) }
 }
 
 /** Re-raise store failures as recall errors with the same meaning. */
@@ -300,23 +308,33 @@ export class RecallResolver {
       } else {
         selector = this.selector(args)
       }
-      const { messages, title, start, call } = await this.select(selector, cursorText === undefined)
+      // a seq range or time window is read from where this page starts, only as far as its budget reaches
+      const windowed = WINDOWED.has(String(selector['kind']))
+      const { messages, title, start, call, base, total }: Awaited<ReturnType<RecallResolver['select']>> & { base: number; total?: number } = windowed
+        ? await windowPage(this.store, this.scope.sessionId, selector, index, budget * 4)
+        : { ...(await this.select(selector, cursorText === undefined)), base: 0 }
       if (cursorText === undefined && start !== undefined) {
         index = start.index
         offset = start.offset
       }
-      if (index > messages.length) throw new RecallError('INVALID_INPUT', 'cursor is past the end of this read')
+      const count = total ?? messages.length
+      if (index > count) throw new RecallError('INVALID_INPUT', 'cursor is past the end of this read')
+      // positions in `messages` (which starts at message `base` of the read)
+      const at = index - base
       // a tool result read by id: its call's arguments first, unless the read shows the call anyway
-      const preface = cursorText === undefined && call !== undefined && !messages.slice(index).some(message => message.seq === call.seq) ? callPreface(call, budget) : undefined
-      const page = renderTranscript(messages, index, offset, preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4)))
-      const next = page.nextIndex === null ? null : encodeCursor({ selector, index: page.nextIndex, offset: page.nextOffset })
+      const preface = cursorText === undefined && call !== undefined && !messages.slice(at).some(message => message.seq === call.seq) ? callPreface(call, budget) : undefined
+      const rendered = renderTranscript(messages, at, offset, preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4)))
+      // a window page that showed every row it read, with more in the window, goes on after them
+      const page = rendered.nextIndex === null && messages.length > 0 && base + messages.length < count ? { ...rendered, nextIndex: messages.length, nextOffset: 0 } : rendered
+      const resume = page.nextIndex === null ? undefined : messages[page.nextIndex]?.seq ?? (messages.at(-1)?.seq ?? 0) + 1
+      const next = page.nextIndex === null ? null : encodeCursor({ selector: windowed && resume !== undefined ? { ...selector, next: resume } : selector, index: base + page.nextIndex, offset: page.nextOffset })
       const last = page.nextIndex ?? messages.length
-      const span = messages.length === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, last + (page.nextOffset > 0 ? 1 : 0))} of ${messages.length}`
+      const span = count === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, base + last + (page.nextOffset > 0 ? 1 : 0))} of ${count}`
       const lines = [`shadow_read ${title}: ${span} (budget ${budget} tokens)`]
       if (preface !== undefined) lines.push(preface)
       if (page.text.length > 0) lines.push(page.text)
       lines.push(next === null ? '[end]' : `More: shadow_read {"cursor":"${next}"}`)
-      const shown = messages.slice(index, last + (page.nextOffset > 0 ? 1 : 0))
+      const shown = messages.slice(at, last + (page.nextOffset > 0 ? 1 : 0))
       return {
         text: lines.join('\n'),
         shadowIds: shown.map(message => message.shadowId),
@@ -400,12 +418,12 @@ export class RecallResolver {
       case 'id':
         return this.selector({ id: given('id'), before: given('before'), after: given('after'), at: given('at') })
       case 'seq':
-        return this.selector({ from_seq: given('from'), to_seq: given('to') })
+        return withNext(this.selector({ from_seq: given('from'), to_seq: given('to') }), given('next'))
       case 'time': {
         const from = integer(given('from'), 'cursor time', 0, MAX_DATE_MS, 0)
         const to = integer(given('to'), 'cursor time', 0, MAX_DATE_MS, 0)
         if (from > to) throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
-        return { kind: 'time', from, to }
+        return withNext({ kind: 'time', from, to }, given('next'))
       }
       default:
         throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
@@ -419,13 +437,8 @@ export class RecallResolver {
         const { checkpointId, sessionId, seqs, expired } = await this.checkpointSeqs(String(selector['checkpoint']))
         // its seqs are its own session's: a workspace sibling's checkpoint reads that sibling's history
         const own = await this.store.lineage(this.scope.sessionId)
-        const segments = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
-        const messages: ShadowMessage[] = []
-        for (const seq of seqs) {
-          const row = await this.store.lookupInLineage(segments, seq)
-          if (row !== undefined) messages.push(row)
-        }
-        return { messages, title: `checkpoint ${checkpointId}${expired}` }
+        const history = own.some(segment => segment.sessionId === sessionId) ? own : await this.store.lineage(sessionId)
+        return { messages: await rowsAt(this.store, history, seqs), title: `checkpoint ${checkpointId}${expired}` }
       }
       case 'id': {
         const id = String(selector['id'])

@@ -18,6 +18,7 @@ import z from '@deepseek-ai/schemastery'
 import { Redactor, type ShadowMessage, type ShadowStoreApi, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { RecallError } from '../recall/format.ts'
 import { RecallResolver, type ReadArgs, type SearchArgs } from '../recall/recall.ts'
+import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 
 export const READER_SERVICE = 'shadowContextReader'
@@ -139,6 +140,8 @@ export class ShadowContextReader extends TypertRemoteService {
   private store: Promise<ShadowStoreApi> | undefined
   /** The redactor of the store's policy, for the handle it was read from. */
   private redaction: { handle: Promise<ShadowStoreApi>; redactor: Promise<Redactor | undefined> } | undefined
+  /** Takes the store's policy back out of the process's registry (the host projection applies it). */
+  private unregister: (() => void) | undefined
 
   constructor(ctx: Context, config: ShadowContextReaderConfig = {}) {
     super(ctx, READER_SERVICE, { namespace: READER_NAMESPACE })
@@ -146,6 +149,8 @@ export class ShadowContextReader extends TypertRemoteService {
     const resolved = ShadowContextReaderConfigSchema(config)
     this.path = resolveStorePath(resolved.path, resolved.home)
     ctx.effect(() => () => {
+      this.unregister?.()
+      this.unregister = undefined
       const open = this.store
       this.store = undefined
       void open?.then(store => store.close(), () => undefined)
@@ -171,6 +176,12 @@ export class ShadowContextReader extends TypertRemoteService {
       const redaction = { handle, redactor: store.redactionPolicyOf().then(policy => (policy === null ? undefined : new Redactor(policy))) }
       // a failed read is asked again on the next request
       redaction.redactor.catch(() => { if (this.redaction === redaction) this.redaction = undefined })
+      // the store's policy also redacts the host projection's free text (its capture runs in a preset)
+      void redaction.redactor.then(redactor => {
+        if (redactor === undefined || this.redaction !== redaction) return
+        this.unregister?.()
+        this.unregister = RedactionRegistry.add(redactor)
+      }, () => undefined)
       this.redaction = redaction
     }
     const redactor = await this.redaction.redactor
