@@ -14,108 +14,17 @@
  */
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { scopeOf } from '@deepseek-ai/dsh-scope'
-import z from '@deepseek-ai/schemastery'
-import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, ShadowStore, type ShadowStoreApi, type ShadowStoreOptions, ShadowStoreError, ShadowStoreWorkerClient } from '@dsh-shadow/store'
+import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, type ShadowStoreApi, ShadowStoreError } from '@dsh-shadow/store'
 import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
+import { opChars, splitBySession, type QueueItem, type SessionBatch, type WeightedOp } from './batch.ts'
+import { retentionPolicy, RETRY_CHARS_DEFAULT, ShadowCaptureConfigSchema, type CaptureFailure, type CaptureHealth, type ConfirmResult, type ShadowCaptureConfig } from './config.ts'
+import { acquireStore, releaseStore, type StoreOpenOptions } from './store-handle.ts'
+import { presetOfSession, sessionOps, standingPreset } from './sessions.ts'
 
-
-export interface ShadowCaptureConfig {
-  /** dsh home; default `$DSH_HOME`, then `~/.dsh`. */
-  home?: string
-  /** Store file. Relative paths stay inside the dsh home. Default `<home>/shadow-context/shadow.db`. */
-  path?: string
-  /** Host the store in a worker thread (keeps SQLite off the turn's event loop). Default true. */
-  worker?: boolean
-  /** `normal` survives a process crash; `full` also survives power loss. Default `normal`. */
-  synchronous?: 'normal' | 'full'
-  /** Failed batches kept for retry (beyond that, reconciliation from the log repairs). Default 10 000 events. */
-  retryLimit?: number
-  /**
-   * Characters of event JSON kept for retry (every retry re-sends them, so big tool outputs must not
-   * pile up while the store refuses writes); past it, events are left to the log's repair. Default 16 000 000.
-   */
-  retryChars?: number
-  /**
-   * Longest a captured event waits before it is written, ms. Batching keeps the store's cost off
-   * the turn; the write-ahead check before compaction flushes at once. Default 200.
-   */
-  batchDelayMs?: number
-  /** Ceiling on the store file, bytes; past it writes fail and Shadow Context fails closed. Default: none. */
-  maxBytes?: number
-  /** How long a write waits for another process's lock on the store, ms. Default 5000. */
-  busyTimeoutMs?: number
-  /** Redact secrets (API keys, tokens, private keys, password assignments) before storing. Default false. */
-  redact?: boolean
-  /** Extra redaction patterns (regular expression sources or `/…/flags`); any pattern turns redaction on. */
-  redactPatterns?: string[]
-  /** Retention budget, applied when the store opens and then every `intervalMinutes`. Default: keep everything. */
-  retention?: ShadowRetentionConfig
-}
-
-export interface ShadowRetentionConfig {
-  /** Stored bytes one session may keep. */
-  sessionBytes?: number
-  /** Stored bytes all sessions of one workspace may keep. */
-  workspaceBytes?: number
-  /** Drop originals of checkpoints older than this many days. */
-  maxAgeDays?: number
-  /** How often the budget is applied while dsh runs. Default 60. */
-  intervalMinutes?: number
-}
-
-export const ShadowRetentionConfigSchema: z<ShadowRetentionConfig> = z.object({
-  sessionBytes: z.natural().description('stored bytes one session may keep'),
-  workspaceBytes: z.natural().description('stored bytes one workspace may keep'),
-  maxAgeDays: z.natural().description('drop originals of checkpoints older than this many days'),
-  intervalMinutes: z.natural().min(1).default(60).description('how often the budget is applied'),
-})
-
-export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
-  home: z.string().description('dsh home; default $DSH_HOME, then ~/.dsh'),
-  path: z.string().description('store file (relative paths stay inside the dsh home), or a postgres:// connection string'),
-  worker: z.boolean().default(true).description('host the store in a worker thread'),
-  synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
-  retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
-  retryChars: z.natural().default(16_000_000).description('characters of event JSON kept for retry after a failed write'),
-  batchDelayMs: z.natural().default(200).description('longest wait before captured events are written, ms'),
-  maxBytes: z.natural().description('ceiling on the store file, bytes (default: none)'),
-  busyTimeoutMs: z.natural().default(5_000).description("wait for another process's lock on the store, ms"),
-  redact: z.boolean().default(false).description('redact secrets before they are stored'),
-  redactPatterns: z.array(z.string()).default([]).description('extra redaction patterns (regular expressions)'),
-  retention: ShadowRetentionConfigSchema.description('retention budget (default: keep everything)'),
-})
-
-export interface CaptureFailure {
-  readonly time: number
-  readonly code: string
-  readonly message: string
-}
-
-export interface CaptureHealth {
-  /** Events queued for the store since start. */
-  captured: number
-  /** Batches the store accepted. */
-  batches: number
-  /** Batches that failed (and were kept for retry). */
-  failures: number
-  /** Events waiting for a successful write. */
-  pending: number
-  /** What the store did with the rows it was sent (replaced/removed: rows of a lost lifetime). */
-  readonly rows: { written: number; unchanged: number; replaced: number; removed: number }
-  lastFailure: CaptureFailure | null
-}
-
-export interface ConfirmResult {
-  readonly ok: boolean
-  readonly missing: readonly number[]
-  readonly mismatched: readonly number[]
-  /** Rows that were absent and were written by this call. */
-  readonly repaired: number
-}
+export * from './config.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -127,58 +36,6 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
-type QueueItem =
-  | { readonly kind: 'event'; readonly session: Session; readonly event: SessionEvent; readonly turn: number | null; readonly step: number | null; readonly toolName: string | null }
-  | { readonly kind: 'op'; readonly op: IngestOp; readonly weight: number }
-
-interface WeightedOp {
-  readonly op: IngestOp
-  readonly weight: number
-}
-
-interface SessionBatch {
-  readonly ops: IngestOp[]
-  weight: number
-}
-
-/** The session an op writes for (a session op registers that session). */
-function opSession(op: IngestOp): string {
-  switch (op.op) {
-    case 'session':
-      return op.session.sessionId
-    case 'reconcile':
-      return op.sessionId
-    case 'checkpoint':
-      return op.checkpoint.sessionId
-    case 'events':
-      return op.events[0]?.sessionId ?? ''
-  }
-}
-
-/** Characters of event JSON an op carries (what a retry sends again). */
-function opChars(op: IngestOp): number {
-  return op.op === 'events' || op.op === 'reconcile' ? op.events.reduce((sum, event) => sum + event.eventJson.length, 0) : 0
-}
-
-/** Ops in order, an events op split by session, each tagged with the session it writes for. */
-function splitBySession(ops: readonly WeightedOp[]): Array<WeightedOp & { readonly sessionId: string }> {
-  const out: Array<WeightedOp & { readonly sessionId: string }> = []
-  for (const { op, weight } of ops) {
-    if (op.op !== 'events') {
-      out.push({ op, weight, sessionId: opSession(op) })
-      continue
-    }
-    const bySession = new Map<string, CapturedEvent[]>()
-    for (const event of op.events) {
-      const list = bySession.get(event.sessionId)
-      if (list === undefined) bySession.set(event.sessionId, [event])
-      else list.push(event)
-    }
-    for (const [sessionId, events] of bySession) out.push({ op: { op: 'events', events }, weight: events.length, sessionId })
-  }
-  return out
-}
-
 interface SessionState {
   readonly cursor: CaptureCursor
   summary: PendingSummary | undefined
@@ -186,95 +43,12 @@ interface SessionState {
   registered: boolean
 }
 
-/** Characters of event JSON kept for retry by default (see `retryChars`). */
-export const RETRY_CHARS_DEFAULT = 16_000_000
-
 const WARN_INTERVAL_MS = 60_000
 const REOPEN_INTERVAL_MS = 500
-
-// One store connection per file and process, shared by every capture (host row, presets).
-const shared = new Map<string, { api: Promise<ShadowStoreApi>; refs: number }>()
-
-type StoreOpenOptions = Pick<ShadowStoreOptions, 'synchronous' | 'maxBytes' | 'busyTimeoutMs' | 'redact' | 'onProgress'>
-
-async function acquireStore(path: string, worker: boolean, options: StoreOpenOptions): Promise<ShadowStoreApi> {
-  const entry = shared.get(path)
-  if (entry !== undefined) {
-    entry.refs += 1
-    return entry.api
-  }
-  const api: Promise<ShadowStoreApi> = worker
-    ? ShadowStoreWorkerClient.open(path, options)
-    : ShadowStore.open(path, options) as Promise<ShadowStoreApi>
-  shared.set(path, { api, refs: 1 })
-  try {
-    return await api
-  } catch (error) {
-    shared.delete(path)
-    throw error
-  }
-}
-
-async function releaseStore(path: string): Promise<void> {
-  const entry = shared.get(path)
-  if (entry === undefined) return
-  entry.refs -= 1
-  if (entry.refs > 0) return
-  shared.delete(path)
-  await (await entry.api).close()
-}
-
-/** The store policy for a retention config, or undefined when it keeps everything. */
-export function retentionPolicy(config: ShadowRetentionConfig | undefined): RetentionPolicy | undefined {
-  if (config === undefined) return undefined
-  const policy: RetentionPolicy = {
-    ...(config.sessionBytes === undefined ? {} : { sessionBytes: config.sessionBytes }),
-    ...(config.workspaceBytes === undefined ? {} : { workspaceBytes: config.workspaceBytes }),
-    ...(config.maxAgeDays === undefined ? {} : { maxAgeMs: config.maxAgeDays * 86_400_000 }),
-  }
-  return Object.keys(policy).length === 0 ? undefined : policy
-}
 
 function failureOf(error: unknown): CaptureFailure {
   const code = error instanceof ShadowStoreError ? error.code : 'UNAVAILABLE'
   return { time: Date.now(), code, message: error instanceof Error ? error.message : String(error) }
-}
-
-/** The agent preset whose standing composition `ctx` belongs to (dsh web roster), if any. */
-function standingPreset(ctx: Context): string | undefined {
-  const key = scopeOf(ctx) as { agentPreset?: unknown } | undefined
-  return typeof key?.agentPreset === 'string' ? key.agentPreset : undefined
-}
-
-/** The preset a session runs on: the last `agent-preset/selected` event, else its header (none in headless). */
-function presetOfSession(session: Session): string | undefined {
-  const events = session.events
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index] as { type: string; data?: { agentPreset?: unknown } }
-    if (event.type === 'agent-preset/selected' && typeof event.data?.agentPreset === 'string') return event.data.agentPreset
-  }
-  const header = session.header as { agentPreset?: unknown }
-  return typeof header.agentPreset === 'string' ? header.agentPreset : undefined
-}
-
-
-/** The store rows a session needs before its messages: its parent's (when a fork) and its own. */
-function sessionOps(session: Session): IngestOp[] {
-  const header = session.header
-  const parent = header.parentSession
-  return [
-    ...(parent === undefined ? [] : [{ op: 'session', session: { sessionId: parent } } as const]),
-    {
-      op: 'session',
-      session: {
-        sessionId: session.id,
-        parentSessionId: parent ?? null,
-        forkSeq: parent === undefined ? null : header.seedLength ?? null,
-        workspace: header.cwd ?? null,
-        createdAt: header.createdAt,
-      },
-    },
-  ]
 }
 
 export class ShadowCapture extends Service {
