@@ -209,7 +209,10 @@ export interface ShadowBackend {
   retentionCandidates(): Awaitable<RetentionCandidate[]>
   /** Drop the stored originals a checkpoint elided (content and index entries; identity and hash stay). */
   expireCheckpoint(checkpointId: string, time: number): Awaitable<{ rows: number; bytes: number }>
-  /** Give freed space back to the file system. */
+  /**
+   * Give freed space back to the file system; while `VACUUM_DUE_META` is set, also rewrite the
+   * storage so no old copy of deleted or redacted text stays in it (then clear it).
+   */
   vacuum(): Awaitable<void>
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
@@ -241,6 +244,13 @@ export interface ShadowBackend {
   /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. One transaction. */
   forgetSessions(sessionIds: readonly string[]): Awaitable<ForgetCounts>
 }
+
+/**
+ * Meta key set while deleted or replaced text may still sit in the storage (free pages, old row
+ * versions, index keys) until `vacuum()` rewrites it: a redaction pass, a `forget` with vacuum.
+ * Set before the change, so a kill between the two leaves the vacuum owed.
+ */
+export const VACUUM_DUE_META = 'vacuum_due'
 
 /** What the write-ahead check and elision marking need of a row. */
 export interface MessageMark {

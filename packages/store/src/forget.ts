@@ -1,5 +1,5 @@
 /** Forgetting a session outright, with the forks that read its rows by reference. */
-import type { ForgetCounts, ShadowBackend } from './backend.ts'
+import { VACUUM_DUE_META, type ForgetCounts, type ShadowBackend } from './backend.ts'
 import { ShadowStoreError } from './errors.ts'
 
 export interface ForgetOptions {
@@ -29,6 +29,9 @@ export async function forgetSession(backend: ShadowBackend, sessionId: string, o
     throw new ShadowStoreError('CONFLICT', `session ${sessionId} has ${forks.length} fork(s) (${forks.slice(0, 5).join(', ')}${forks.length > 5 ? ', …' : ''}) that read its rows by reference; forgetting it would remove their shared history too. Forget the forks first, or force to forget it together with its forks`)
   }
   const forgotten = [sessionId, ...forks]
+  // owed before the delete: a kill before the vacuum leaves it due (the next writable open does it),
+  // and it tells a backend whose plain vacuum keeps old row versions (PostgreSQL) to rewrite
+  if (options.vacuum === true) await backend.setMeta(VACUUM_DUE_META, 'forget')
   const counts = await backend.forgetSessions(forgotten)
   if (options.vacuum === true) await backend.vacuum()
   return { ...counts, forgotten, vacuumed: options.vacuum === true }

@@ -1,5 +1,5 @@
 /** Maintenance SQL: index rebuilds, stats, retention, vacuum, integrity. */
-import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
+import { VACUUM_DUE_META, type IndexViews, type RetentionCandidate, type RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -293,8 +293,6 @@ export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, t
   }))
 }
 
-/** Set while text replaced in place may still sit in free pages of the file (cleared by a vacuum). */
-const VACUUM_DUE_META = 'vacuum_due'
 
 export function vacuumDue(conn: SqliteConnection): boolean {
   return conn.meta(VACUUM_DUE_META) !== undefined
