@@ -256,6 +256,8 @@ export const VACUUM_DUE_META = 'vacuum_due'
 export interface MessageMark {
   readonly seq: number
   readonly hash: string
+  /** The row's time (a checkpoint's time range is derived from its rows' marks). */
+  readonly time: number
   readonly elidedBy: string | null
   readonly expiredAt: number | null
 }

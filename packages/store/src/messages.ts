@@ -7,7 +7,7 @@ import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
 import type { Redactor } from './redact.ts'
 import type { ShadowMessageInput } from './types.ts'
-import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, optionalText, ROLES } from './validate.ts'
+import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, MAX_CALL_ID_CHARS, optionalColumnText, ROLES } from './validate.ts'
 
 /** What the indexes hold of a stored text: the two analyzer views and the days it refers to. */
 export function messageViews(text: string, time: number): IndexViews & { readonly days: readonly number[] } {
@@ -53,8 +53,8 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     sourceKind: input.sourceKind,
     turn: assertOptionalInt(input.turn, 'turn'),
     step: assertOptionalInt(input.step, 'step'),
-    toolName: optionalText(input.toolName, 'toolName'),
-    callId: optionalText(input.callId, 'callId'),
+    toolName: optionalColumnText(input.toolName, 'toolName'),
+    callId: optionalColumnText(input.callId, 'callId', MAX_CALL_ID_CHARS),
     time: Math.floor(input.time),
     eventJson,
     text,

@@ -285,7 +285,7 @@ describe('ShadowStore on PostgreSQL', () => {
       UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
       UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
     const upgraded = await ShadowStore.open(location)
-    expect((await upgraded.stats()).schemaVersion).toBe(4)
+    expect((await upgraded.stats()).schemaVersion).toBe(5)
     expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
     const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
     expect(lexemes[0]!['n']).toBe(0)

@@ -213,8 +213,8 @@ export class PostgresBackend implements ShadowBackend {
   /** Hash and marks of these seqs of a session's own rows, in one indexed query; no text is read. */
   async messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
     if (seqs.length === 0) return []
-    const rows = await this.query<{ seq: number; hash: string; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
-    return rows.map(row => ({ seq: row.seq, hash: row.hash, elidedBy: row.elided_by, expiredAt: row.expired_at }))
+    const rows = await this.query<{ seq: number; hash: string; time: number; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, time, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
+    return rows.map(row => ({ seq: row.seq, hash: row.hash, time: row.time, elidedBy: row.elided_by, expiredAt: row.expired_at }))
   }
 
   async deleteMessages(sessionId: string, seqs: readonly number[]): Promise<number> {
