@@ -65,6 +65,36 @@ describe('ShadowStore on PostgreSQL', () => {
     await store.close()
   })
 
+  it('fails searches, writes and checks with UNAVAILABLE within their guards while the server stops answering, and recovers when it answers again', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('frozen_one'), { busyTimeoutMs: 1_000, searchTimeoutMs: 500, statementTimeoutMs: 1_000 })
+    await store.append([message('s1', 1, 'before the freeze')])
+    expect((await store.search('freeze', { sessionId: 's1' })).hits).toHaveLength(1)
+    // a frozen server (SIGSTOP: as a partition or a blackholed failover looks) cannot enforce its own statement_timeout
+    const [row] = await target.sql("SELECT current_setting('data_directory') AS dir")
+    const { readFileSync } = await import('node:fs')
+    const { execFileSync } = await import('node:child_process')
+    const postmaster = Number(readFileSync(`${String(row!['dir'])}/postmaster.pid`, 'utf8').split('\n')[0])
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).trim().split('\n').map(Number)
+    const processes = [postmaster, ...children]
+    for (const pid of processes) process.kill(pid, 'SIGSTOP')
+    try {
+      const settle = (work: Promise<unknown>): Promise<unknown> => Promise.race([
+        work.then(() => 'answered', (error: unknown) => (error as { code?: string }).code),
+        new Promise(resolve => setTimeout(() => resolve('still waiting after 20 s'), 20_000)),
+      ])
+      expect(await Promise.all([
+        settle(store.search('freeze', { sessionId: 's1' })),
+        settle(store.append([message('s1', 2, 'during the freeze')])),
+        settle(store.confirm('s1', [{ seq: 1, hash: 'x' }])),
+      ])).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'])
+    } finally {
+      for (const pid of processes) process.kill(pid, 'SIGCONT')
+    }
+    expect((await store.search('freeze', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([1])
+    expect(await store.append([message('s1', 2, 'after the freeze')])).toMatchObject({ written: 1 })
+    await store.close()
+  }, 60_000)
+
   it('keeps every row exactly once when several processes write the same rows at the same time', async () => {
     const location = target.server().storeDsn('many_one')
     // four writers (as four hosts would) opening one fresh store at once: it is created exactly once

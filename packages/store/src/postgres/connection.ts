@@ -19,6 +19,11 @@ export interface PostgresBackendOptions {
    */
   readonly searchTimeoutMs?: number
   /**
+   * Guard on every other statement (writes, reads, the self-check), ms; migrations, VACUUM and
+   * bulk index builds run without one. Default 60000.
+   */
+  readonly statementTimeoutMs?: number
+  /**
    * Ceiling on the store's tables and indexes, bytes. Past it every write that adds rows fails
    * with FULL, as on a full disk (Shadow Context then fails closed). Default: none.
    */
@@ -97,11 +102,21 @@ export function pgError(error: unknown, action: string, where: string): ShadowSt
   if (text === '53100') return new ShadowStoreError('FULL', `shadow store ${where} ${action}: the database server's disk is full: ${detail}`, { cause: error })
   if (text === '23505') return new ShadowStoreError('CONFLICT', `shadow store ${where} ${action}: ${detail}`, { cause: error })
   if (text === '3F000' || text === '42P01') return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action}: the store's tables are gone (${detail}); reopen to recreate them`, { cause: error })
+  if (detail === 'Query read timeout') {
+    return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} did not answer (${action}) within its statement guard and ${CLIENT_GUARD_MARGIN_MS} ms more: the server is stopped, overloaded or cut off`, { cause: error })
+  }
   if (unreachable(error)) {
     return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} is unreachable (${action}): ${detail}`, { cause: error })
   }
   return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action} failed: ${detail}${text === '' ? '' : ` (${text})`}`, { cause: error })
 }
+
+/**
+ * How much longer than a statement's server-side guard the client waits for its answer. A server
+ * that stops answering (frozen, cut off by the network, a failover that blackholes its address)
+ * cannot enforce its own statement_timeout: without a client-side guard a search waited forever.
+ */
+export const CLIENT_GUARD_MARGIN_MS = 2_000
 
 /** Failures a transaction is retried on: the other writer won; doing it again is correct. */
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -121,6 +136,11 @@ export class PgConnection {
   readonly pool: pg.Pool
   /** Index queries of searches, on their own connections with a tight statement timeout. */
   readonly searchPool: pg.Pool
+  /**
+   * Connections for work that may run as long as the table is large (migrations, VACUUM, bulk
+   * index builds): no client-side guard, so a statement is never given up while the server works.
+   */
+  readonly maintenancePool: pg.Pool
   readonly searchTimeoutMs: number
   readonly readOnly: boolean
   private closed = false
@@ -132,23 +152,27 @@ export class PgConnection {
     const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`]
     if (this.readOnly) settings.push('-c default_transaction_read_only=on')
     this.searchTimeoutMs = Math.max(1, Math.floor(options.searchTimeoutMs ?? 3_000))
-    const pool = (statementTimeout: number, extra: readonly string[] = []): pg.Pool => {
+    const pool = (statementTimeout: number, extra: readonly string[] = [], guarded = true): pg.Pool => {
       const made = new pg.Pool({
         connectionString: location.connectionString,
         options: [...settings, ...extra, `-c statement_timeout=${statementTimeout}`].join(' '),
         max: Math.max(1, Math.floor(options.poolSize ?? 4)),
         connectionTimeoutMillis: busy,
         idleTimeoutMillis: 30_000,
+        // the client gives up a little after the server would have (a connection that timed out is dropped)
+        ...(guarded ? { query_timeout: statementTimeout + CLIENT_GUARD_MARGIN_MS } : {}),
         types,
       })
       // an idle connection the server dropped reports here; the next query gets a fresh one
       made.on('error', () => {})
       return made
     }
-    this.pool = pool(60_000)
+    const statementTimeout = Math.max(1, Math.floor(options.statementTimeoutMs ?? 60_000))
+    this.pool = pool(statementTimeout)
     // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
     // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
     this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
+    this.maintenancePool = pool(statementTimeout, [], false)
   }
 
   private check(action: string): void {
@@ -177,11 +201,11 @@ export class PgConnection {
     }
   }
 
-  /** One connection of the pool, to hold for several statements. */
-  private async connect(action: string): Promise<pg.PoolClient> {
+  /** One connection of a pool, to hold for several statements. */
+  private async connect(action: string, pool = this.pool): Promise<pg.PoolClient> {
     this.check(action)
     try {
-      return await this.pool.connect()
+      return await pool.connect()
     } catch (error) {
       throw pgError(error, action, this.location.display)
     }
@@ -192,7 +216,7 @@ export class PgConnection {
    * the table is large, e.g. VACUUM of 10M rows after a forget: no transaction can hold it).
    */
   async unguarded<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.connect(action)
+    const client = await this.connect(action, this.maintenancePool)
     let reset = false
     try {
       await client.query('SET statement_timeout = 0')
@@ -208,10 +232,13 @@ export class PgConnection {
     }
   }
 
-  /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
-  async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Run `work` in one transaction on one connection; retried when another writer deadlocked it.
+   * `maintenance`: on a connection without the client-side guard (a migration lifts the server's).
+   */
+  async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>, options: { readonly maintenance?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      const client = await this.connect(action)
+      const client = await this.connect(action, options.maintenance === true ? this.maintenancePool : this.pool)
       let broken = false
       try {
         await client.query('BEGIN')
@@ -237,7 +264,7 @@ export class PgConnection {
     if (this.closed) return
     this.closed = true
     try {
-      await Promise.all([this.pool.end(), this.searchPool.end()])
+      await Promise.all([this.pool.end(), this.searchPool.end(), this.maintenancePool.end()])
     } catch {
       // closing after the server went away must not throw at shutdown
     }
@@ -299,7 +326,7 @@ export async function migrate(connection: PgConnection): Promise<void> {
       await db.query(migrationSql(migration.sql, trgm))
     }
     await db.query("INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(PG_SCHEMA_VERSION)])
-  })
+  }, { maintenance: true })
 }
 
 /** The bulk-load mark (bulk.ts) and the lock its loader holds while it runs. */
