@@ -18,7 +18,7 @@ import { extent } from './extent.ts'
 import { checkpointScope, lineage, lookupInLineage, marksInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
-import { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
 import { PostgresBackend } from './postgres/backend.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
@@ -109,6 +109,8 @@ export class ShadowStore {
    */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
+    const problem = locationProblem(path)
+    if (problem !== undefined) throw invalid(`the shadow store location ${problem}`)
     // bad redaction patterns fail before any file is touched
     const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
     const backend: ShadowBackend = isPostgresLocation(path) ? await PostgresBackend.open(path, options) : await SqliteBackend.open(path, options)

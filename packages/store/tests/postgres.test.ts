@@ -33,6 +33,14 @@ describe('ShadowStore on PostgreSQL', () => {
     }
   })
 
+  it('refuses a mistyped connection string or an unknown URL with INVALID_INPUT before touching anything, never echoing it', async () => {
+    for (const typo of ['postgres:/writer:hunter2-secret@db/x', 'postgresql:writer:hunter2-secret@db/x', 'mysql://writer:hunter2-secret@db/x']) {
+      const failure = await ShadowStore.open(typo).then(() => undefined, (error: unknown) => error as Error)
+      expect(failure).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/postgres:\/\//) })
+      expect(failure!.message).not.toContain('hunter2')
+    }
+  })
+
   it('never shows a password given as a query parameter (password, sslpassword), in the path or in errors', async () => {
     const location = `postgres://postgres@127.0.0.1:${target.server().port}/postgres?password=zzz-query-secret&schema=secret_two`
     const store = await ShadowStore.open(location)

@@ -36,6 +36,18 @@ export function isPostgresLocation(location: string): boolean {
 }
 
 /**
+ * Why a store location is neither a file path nor a `postgres://` URL, or undefined when it is one.
+ * A mistyped connection string (`postgres:/user:pass@host/db`, `mysql://…`) would otherwise be a
+ * relative file path: a SQLite store created in folders named after the password, shown in every
+ * message, while the team server gets nothing. The answer never repeats the location.
+ */
+export function locationProblem(location: string): string | undefined {
+  if (/^postgres(?:ql)?:(?!\/\/)/i.test(location)) return 'looks like a PostgreSQL connection string but does not start with postgres:// (or postgresql://)'
+  if (!isPostgresLocation(location) && /^[a-z][a-z0-9+.-]+:\/\//i.test(location)) return 'is a URL the shadow store does not know: give a postgres:// connection string or a file path'
+  return undefined
+}
+
+/**
  * A connection string safe to print: its password masked, in the userinfo and in every query
  * parameter naming one (`?password=`, `sslpassword=`: node-postgres honours both).
  */
