@@ -40,4 +40,21 @@ describe.each(TARGETS)('scrubbing old copies on $name', target => {
     expect(await store.integrityCheck()).toEqual([])
     await store.close()
   })
+
+  it('reports a redaction pass that is due or was interrupted: rows may still hold unredacted text', async () => {
+    const location = target.location()
+    const plain = await ShadowStore.open(location, { redact: false })
+    await plain.append([message('p', 1, 'password: hunter9-pending')])
+    // what a writer killed between saving the policy and finishing the pass leaves behind
+    await plain.backend.markRedactionPending()
+    await plain.backend.setMeta('redact', '{}')
+    await plain.close()
+    const reader = await ShadowStore.open(location, { readOnly: true })
+    expect(await reader.integrityCheck()).toEqual([expect.stringContaining('redaction pass')])
+    await reader.close()
+    const writer = await ShadowStore.open(location)
+    expect(await writer.integrityCheck()).toEqual([])
+    expect((await writer.read({ sessionId: 'p' }))[0]!.text).toBe('password: [REDACTED:secret]')
+    await writer.close()
+  })
 })
