@@ -247,8 +247,8 @@ export interface ShadowBackend {
 
 /**
  * Meta key set while deleted or replaced text may still sit in the storage (free pages, old row
- * versions, index keys) until `vacuum()` rewrites it: a redaction pass, a `forget` with vacuum.
- * Set before the change, so a kill between the two leaves the vacuum owed.
+ * versions, index keys) until `vacuum()` rewrites it: after a redaction pass, a `forget` with vacuum
+ * (set once the change is committed, cleared by the vacuum: a vacuum that fails stays owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
 

@@ -5,7 +5,7 @@
  * versions and index keys in place).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore } from '../src/index.ts'
+import { ShadowStore, ShadowStoreError } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
@@ -56,5 +56,23 @@ describe.each(TARGETS)('scrubbing old copies on $name', target => {
     expect(await writer.integrityCheck()).toEqual([])
     expect((await writer.read({ sessionId: 'p' }))[0]!.text).toBe('password: [REDACTED:secret]')
     await writer.close()
+  })
+
+  it('a forget that fails (a full disk: SQLite needs room to delete) owes no vacuum, and a vacuum that fails after one stays owed', async () => {
+    const store = await ShadowStore.open(target.location())
+    await store.append([message('gone', 1, 'text to forget')])
+    const backend = store.backend as unknown as { forgetSessions: (...args: unknown[]) => unknown; vacuum: () => unknown }
+    const { forgetSessions, vacuum } = { forgetSessions: backend.forgetSessions.bind(store.backend), vacuum: backend.vacuum.bind(store.backend) }
+    backend.forgetSessions = () => { throw new ShadowStoreError('FULL', 'the disk is full') }
+    await expect(store.forget('gone', { vacuum: true })).rejects.toMatchObject({ code: 'FULL' })
+    expect(await store.integrityCheck()).toEqual([])
+    backend.forgetSessions = forgetSessions
+    backend.vacuum = () => { throw new ShadowStoreError('UNAVAILABLE', 'locked') }
+    await expect(store.forget('gone', { vacuum: true })).rejects.toMatchObject({ code: 'UNAVAILABLE' })
+    expect(await store.integrityCheck()).toEqual([expect.stringContaining('forgotten')])
+    backend.vacuum = vacuum
+    await store.vacuum()
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
   })
 })

@@ -314,7 +314,7 @@ export function integrityCheck(conn: SqliteConnection): string[] {
   return conn.guard('integrity check', () => {
     const problems: string[] = []
     const rebuild = pendingRebuild(conn)
-    if (conn.meta(VACUUM_DUE_META) !== undefined) problems.push('text redacted in place may remain in free pages of the file until the store is vacuumed (its vacuum() method; the capture retries at every open)')
+    if (conn.meta(VACUUM_DUE_META) !== undefined) problems.push('text redacted or forgotten may remain in free pages of the file until the store is vacuumed (its vacuum() method; the capture retries at every open)')
     if (rebuild?.alive === false) problems.push(`an interrupted index rebuild (pid ${rebuild.pid}) left half-built tables behind; the live index is intact (the next writable open drops them)`)
     for (const row of conn.db.prepare('PRAGMA quick_check').all() as Row[]) {
       const value = String(Object.values(row)[0])
