@@ -103,6 +103,52 @@ describe('ShadowStore on PostgreSQL', () => {
     await store.close()
   }, 60_000)
 
+  it('survives server restarts under a writer and a searcher: no crash, typed failures only, every row once, then a clean self-check', async () => {
+    const location = target.server().storeDsn('restart_one')
+    await (await ShadowStore.open(location)).close()
+    // in a child process: before, a connection held between statements threw its 'error' event and killed the process
+    const script = `
+      const { ShadowStore } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)})
+      const store = await ShadowStore.open(${JSON.stringify(location)}, { busyTimeoutMs: 1000 })
+      const codes = new Set()
+      let next = 0
+      const until = Date.now() + 6000
+      const row = seq => ({ sessionId: 'w', seq, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: 1000 + seq, eventJson: JSON.stringify({ seq, text: 'row ' + seq }), text: 'row ' + seq + ' text', tokens: 3 })
+      const pause = () => new Promise(resolve => setTimeout(resolve, 50))
+      await Promise.all([
+        (async () => { while (Date.now() < until) { try { await store.append(Array.from({ length: 50 }, (_, k) => row(next + k))); next += 50 } catch (error) { codes.add(error.code ?? error.message); await pause() } } })(),
+        (async () => { while (Date.now() < until) { try { await store.search('row text', { sessionId: 'w' }) } catch (error) { codes.add(error.code ?? error.message); await pause() } } })(),
+      ])
+      process.stdout.write(JSON.stringify({ next, codes: [...codes] }))
+      await store.close()
+    `
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, ['--conditions=source', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+    const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+    await sleep(1_500)
+    for (const mode of ['immediate', 'fast', 'immediate'] as const) {
+      target.server().halt(mode)
+      await sleep(500)
+      target.server().start()
+      await sleep(1_000)
+    }
+    expect(await exited, stderr).toBe(0)
+    const summary = JSON.parse(stdout) as { next: number; codes: string[] }
+    expect(summary.codes.every(code => code === 'UNAVAILABLE'), summary.codes.join()).toBe(true)
+    const store = await ShadowStore.open(location)
+    const rows = await store.read({ sessionId: 'w' }, { limit: 100_000 })
+    expect(rows.length).toBe(summary.next)
+    expect(new Set(rows.map(stored => stored.seq)).size).toBe(summary.next)
+    expect((await store.session('w'))!.messageCount).toBe(summary.next)
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+  }, 60_000)
+
   it('keeps every row exactly once when several processes write the same rows at the same time', async () => {
     const location = target.server().storeDsn('many_one')
     // four writers (as four hosts would) opening one fresh store at once: it is created exactly once

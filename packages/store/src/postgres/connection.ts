@@ -177,6 +177,10 @@ export class PgConnection {
       })
       // an idle connection the server dropped reports here; the next query gets a fresh one
       made.on('error', () => {})
+      // and so does one held between statements (a transaction, a vacuum): without a listener its
+      // 'error' event was thrown, and a server restart killed the process (the store's worker thread
+      // under dsh). The next statement on it fails and the connection is dropped, not pooled.
+      made.on('connect', client => { client.on('error', () => {}) })
       return made
     }
     const statementTimeout = Math.max(1, Math.floor(options.statementTimeoutMs ?? 60_000))
