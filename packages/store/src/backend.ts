@@ -241,14 +241,17 @@ export interface ShadowBackend {
   integrityCheck(): Awaitable<string[]>
   /** Hash and marks of these seqs of a session's own rows (absent seqs are left out); no text is read. */
   messageHashesFor(sessionId: string, seqs: readonly number[]): Awaitable<MessageMark[]>
-  /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. One transaction. */
-  forgetSessions(sessionIds: readonly string[]): Awaitable<ForgetCounts>
+  /**
+   * Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session
+   * rows. One transaction, which also sets `VACUUM_DUE_META` when `vacuumDue` (owed exactly when the rows went).
+   */
+  forgetSessions(sessionIds: readonly string[], options?: { readonly vacuumDue?: boolean }): Awaitable<ForgetCounts>
 }
 
 /**
  * Meta key set while deleted or replaced text may still sit in the storage (free pages, old row
  * versions, index keys) until `vacuum()` rewrites it: after a redaction pass, a `forget` with vacuum
- * (set once the change is committed, cleared by the vacuum: a vacuum that fails stays owed).
+ * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
 

@@ -1,5 +1,5 @@
 /** Forgetting a session outright, with the forks that read its rows by reference. */
-import { VACUUM_DUE_META, type ForgetCounts, type ShadowBackend } from './backend.ts'
+import type { ForgetCounts, ShadowBackend } from './backend.ts'
 import { ShadowStoreError } from './errors.ts'
 
 export interface ForgetOptions {
@@ -29,13 +29,10 @@ export async function forgetSession(backend: ShadowBackend, sessionId: string, o
     throw new ShadowStoreError('CONFLICT', `session ${sessionId} has ${forks.length} fork(s) (${forks.slice(0, 5).join(', ')}${forks.length > 5 ? ', …' : ''}) that read its rows by reference; forgetting it would remove their shared history too. Forget the forks first, or force to forget it together with its forks`)
   }
   const forgotten = [sessionId, ...forks]
-  const counts = await backend.forgetSessions(forgotten)
-  if (options.vacuum === true) {
-    // owed once the rows are gone (a forget that failed, e.g. on a full disk, owes nothing): a vacuum
-    // that fails now stays due for the next writable open, and it tells a backend whose plain vacuum
-    // keeps old row versions (PostgreSQL) to rewrite them
-    await backend.setMeta(VACUUM_DUE_META, 'forget')
-    await backend.vacuum()
-  }
+  // owed in the forget's own transaction (a forget that failed, e.g. on a full disk, owes nothing; a
+  // kill before the vacuum leaves it owed for the next writable open), and it tells a backend whose
+  // plain vacuum keeps old row versions (PostgreSQL) to rewrite them
+  const counts = await backend.forgetSessions(forgotten, { vacuumDue: options.vacuum === true })
+  if (options.vacuum === true) await backend.vacuum()
   return { ...counts, forgotten, vacuumed: options.vacuum === true }
 }

@@ -232,9 +232,13 @@ export class PostgresBackend implements ShadowBackend {
     })
   }
 
-  async forgetSessions(sessionIds: readonly string[]): Promise<ForgetCounts> {
+  async forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): Promise<ForgetCounts> {
     this.assertWritable('forget sessions')
-    return this.connection.transaction('forget sessions', db => forgetRows(db, sessionIds))
+    return this.connection.transaction('forget sessions', async db => {
+      const counts = await forgetRows(db, sessionIds)
+      if (options.vacuumDue === true) await db.query("INSERT INTO meta(key, value) VALUES ($1, 'forget') ON CONFLICT (key) DO UPDATE SET value = excluded.value", [VACUUM_DUE_META])
+      return counts
+    })
   }
 
   async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
