@@ -40,6 +40,11 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   if (typeof input.eventJson !== 'string' || input.eventJson.length === 0) throw invalid('eventJson must be a non-empty string')
   if (typeof input.text !== 'string') throw invalid('text must be a string')
   if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')
+  const callId = optionalColumnText(input.callId, 'callId')
+  // each call id is a btree key on PostgreSQL (a tool result's whole, an assistant message's calls one by one)
+  if (callId !== null && (input.role === 'tool' ? [callId] : callId.split(' ')).some(id => id.length > MAX_CALL_ID_CHARS)) {
+    throw invalid(`callId: a call id is longer than ${MAX_CALL_ID_CHARS} characters`)
+  }
   const tag = await ensureTag(sessionId)
   const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
   const hash = hashEventJson(eventJson)
@@ -54,7 +59,7 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     turn: assertOptionalInt(input.turn, 'turn'),
     step: assertOptionalInt(input.step, 'step'),
     toolName: optionalColumnText(input.toolName, 'toolName'),
-    callId: optionalColumnText(input.callId, 'callId', MAX_CALL_ID_CHARS),
+    callId,
     time: Math.floor(input.time),
     eventJson,
     text,

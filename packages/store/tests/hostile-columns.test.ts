@@ -44,9 +44,13 @@ describe.each(TARGETS)('hostile column values on $name', target => {
     // the same row again is unchanged, not replaced
     expect(await store.append([result])).toMatchObject({ unchanged: 1 })
     await expect(store.append([message('mine', 3, 'x', { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', callId: 'c'.repeat(257) })])).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    // an assistant message's calls are one id each: many parallel calls make a long list, not a long id
+    const calls = Array.from({ length: 30 }, (_, index) => `call_${index}_${'k'.repeat(40)}`)
+    expect(await store.append([message('mine', 5, 'calls', { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', toolName: calls.map(() => 'read').join(' '), callId: calls.join(' ') })])).toMatchObject({ written: 1 })
+    await expect(store.append([message('mine', 6, 'x', { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', callId: `short ${'c'.repeat(257)}` })])).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     const cjk = '调'.repeat(256)
     expect(await store.append([message('mine', 4, 'x', { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', callId: cjk })])).toMatchObject({ written: 1 })
-    expect((await store.read({ sessionId: 'mine' }, { fromSeq: 3 })).map(stored => stored.seq)).toEqual([4])
+    expect((await store.read({ sessionId: 'mine' }, { fromSeq: 3 })).map(stored => stored.seq)).toEqual([4, 5])
   })
 
   it('keeps NUL in recall queries and checkpoint texts as U+FFFD, and refuses times and counts no column holds', async () => {
