@@ -28,8 +28,8 @@ export function rowHash(eventJson: string, redactor: Redactor | undefined): stri
   return hashEventJson(redactor === undefined ? eventJson : redactor.json(eventJson))
 }
 
-/** Validate and derive one row without writing it. */
-export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
+/** The checked fields of one row: what `prepareMessage` refuses, without analysis (a batch checks every row before it writes). */
+export function checkMessage(input: ShadowMessageInput): { sessionId: string; seq: number; turn: number | null; step: number | null; toolName: string | null; callId: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('message must be an object')
   const sessionId = assertString(input.sessionId, 'sessionId')
   const seq = assertSeq(input.seq, 'seq')
@@ -45,6 +45,12 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   if (callId !== null && (input.role === 'tool' ? [callId] : callId.split(' ')).some(id => id.length > MAX_CALL_ID_CHARS)) {
     throw invalid(`callId: a call id is longer than ${MAX_CALL_ID_CHARS} characters`)
   }
+  return { sessionId, seq, turn: assertOptionalInt(input.turn, 'turn'), step: assertOptionalInt(input.step, 'step'), toolName: optionalColumnText(input.toolName, 'toolName'), callId }
+}
+
+/** Validate and derive one row without writing it. */
+export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
+  const { sessionId, seq, turn, step, toolName, callId } = checkMessage(input)
   const tag = await ensureTag(sessionId)
   const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
   const hash = hashEventJson(eventJson)
@@ -56,9 +62,9 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     eventType: input.eventType,
     role: input.role,
     sourceKind: input.sourceKind,
-    turn: assertOptionalInt(input.turn, 'turn'),
-    step: assertOptionalInt(input.step, 'step'),
-    toolName: optionalColumnText(input.toolName, 'toolName'),
+    turn,
+    step,
+    toolName,
     callId,
     time: Math.floor(input.time),
     eventJson,

@@ -83,4 +83,25 @@ describe.each(TARGETS)('hostile column values on $name', target => {
     ]) await expect(call()).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     expect(await store.count({ sessionId: 'mine' })).toBe(1)
   })
+
+  it('checks a whole ingest batch before applying any of it: a bad operation anywhere is INVALID_INPUT and nothing is written', async () => {
+    const captured = (seq: number, eventJson = JSON.stringify({ type: 'user/message', seq, data: { content: [{ type: 'text', text: `captured ${seq}` }] } })) =>
+      ({ sessionId: 'batch', seq, type: 'user/message' as const, time: 1_000 + seq, turn: 1, step: 1, toolName: null, eventJson })
+    const good = { op: 'events' as const, events: [captured(1), captured(2)] }
+    for (const bad of [
+      { op: 'events', events: [captured(3, '{not json')] },
+      { op: 'events', events: [{ ...captured(3), seq: Number.NaN }] },
+      { op: 'events', events: [null] },
+      { op: 'events' },
+      { op: 'reconcile', sessionId: 'batch', events: 'x', ownFromSeq: 0 },
+      { op: 'reconcile', sessionId: 'batch', events: [], ownFromSeq: Number.NaN },
+      { op: 'checkpoint', elide: true },
+      { op: 'session', session: { sessionId: 'a\u0000b' } },
+      { op: 'nope' },
+    ]) {
+      await expect(store.ingest([good, bad] as never), JSON.stringify(bad).slice(0, 60)).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    }
+    expect(await store.session('batch')).toBeUndefined()
+    expect(await store.ingest([good])).toMatchObject({ written: 2 })
+  })
 })
