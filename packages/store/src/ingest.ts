@@ -62,7 +62,8 @@ function checkBatch(ops: readonly IngestOp[]): Map<IngestOp, ShadowMessageInput[
         break
       case 'reconcile':
         assertString(op.sessionId, 'sessionId')
-        assertSeq(op.ownFromSeq, 'ownFromSeq')
+        // Infinity: remove nothing (a repair that only adds)
+        if (op.ownFromSeq !== Number.POSITIVE_INFINITY) assertSeq(op.ownFromSeq, 'ownFromSeq')
         for (const event of assertArray(op.events, 'events')) {
           const given = event as Partial<CapturedEvent> | null
           if (typeof given !== 'object' || given === null || typeof given.eventJson !== 'string') throw invalid('a captured event must be an object with its eventJson')

@@ -103,5 +103,7 @@ describe.each(TARGETS)('hostile column values on $name', target => {
     }
     expect(await store.session('batch')).toBeUndefined()
     expect(await store.ingest([good])).toMatchObject({ written: 2 })
+    // a repair that only adds says so with Infinity
+    expect(await store.ingest([{ op: 'reconcile', sessionId: 'batch', events: [captured(3)], ownFromSeq: Number.POSITIVE_INFINITY }])).toMatchObject({ written: 1, removed: 0 })
   })
 })
