@@ -262,10 +262,16 @@ export class PgConnection {
         await client.query('COMMIT')
         return value
       } catch (error) {
-        try {
-          await client.query('ROLLBACK')
-        } catch {
-          broken = true
+        // a statement the client gave up on is still running on that connection: a ROLLBACK would
+        // wait behind it for a second guard; the connection is dropped instead (the server rolls back)
+        const cause = error instanceof ShadowStoreError ? error.cause : error
+        if (cause instanceof Error && cause.message === 'Query read timeout') broken = true
+        else {
+          try {
+            await client.query('ROLLBACK')
+          } catch {
+            broken = true
+          }
         }
         const code = (error as { code?: unknown }).code ?? ((error as { cause?: { code?: unknown } }).cause?.code)
         if (typeof code === 'string' && RETRYABLE.has(code) && attempt < 5) continue
