@@ -4,6 +4,7 @@
  * advisory lock so several processes opening one store at once migrate it exactly once.
  */
 import pg from 'pg'
+import { ANALYZER_VERSION } from '../analyzer.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { migrationSql, PG_MIGRATIONS, PG_SCHEMA_VERSION, TEXT_INDEXES_SQL } from './schema.ts'
 
@@ -328,6 +329,7 @@ export async function migrate(connection: PgConnection): Promise<void> {
     await db.query('SET LOCAL statement_timeout = 0')
     await db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
     let version = await versionOf(db)
+    const fresh = version === undefined
     if (version === undefined) {
       const foreign = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1 AND tablename IN ('sessions', 'messages', 'checkpoints')", [schema])
       if ((foreign.rows[0]?.n ?? 0) > 0) throw new ShadowStoreError('CORRUPT', `schema ${schema} of ${display} holds tables that are not a shadow store; name another schema with ?schema=`)
@@ -348,6 +350,8 @@ export async function migrate(connection: PgConnection): Promise<void> {
       await db.query(migrationSql(migration.sql, trgm))
     }
     await db.query("INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(PG_SCHEMA_VERSION)])
+    // a new store has nothing to index: made with the current analyzer, its first open rebuilds nothing
+    if (fresh) await db.query("INSERT INTO meta(key, value) VALUES ('analyzer_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(ANALYZER_VERSION)])
   }, { maintenance: true })
 }
 
