@@ -165,10 +165,11 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
     const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ? WHERE id = ?')
     for (;;) {
-      const rows = page.all(after) as Row[]
-      if (rows.length === 0) break
-      conn.transaction(() => {
-        for (const row of rows) {
+      // read under the write lock: a row another process replaced between a read outside it and
+      // the write was written back from its old version (the writer's replacement lost)
+      const rows = conn.transaction(() => {
+        const batch = page.all(after) as Row[]
+        for (const row of batch) {
           const id = row['id'] as number
           const text = decodeText(row['text'])
           // stored packed (v4, event-json.ts): the hash is of the JSON as read back
@@ -188,9 +189,13 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
           if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText, row['time'] as number), row['tag'] as string)
           changed += 1
         }
-        after = rows.at(-1)!['id'] as number
-        conn.setMeta(REDACT_PASS_META, String(after))
+        if (batch.length > 0) {
+          after = batch.at(-1)!['id'] as number
+          conn.setMeta(REDACT_PASS_META, String(after))
+        }
+        return batch
       })
+      if (rows.length === 0) break
       done += rows.length
       progress?.(done, total)
     }
