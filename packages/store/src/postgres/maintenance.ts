@@ -16,19 +16,24 @@ export async function retentionUsage(connection: PgConnection): Promise<Retentio
   return rows.map(row => ({ sessionId: row.session_id, workspace: row.workspace, bytes: row.bytes }))
 }
 
+/** A fork sees its parent's rows below the fork point on its own surface: never drop those (row alias m). */
+const NO_FORK_SEES = 'NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))'
+
 export async function retentionCandidates(connection: PgConnection): Promise<RetentionCandidate[]> {
   const rows = await connection.query<{ session_id: string; elided_by: string; n: number; bytes: number; newest: number }>('list retention candidates', `
     SELECT m.session_id, m.elided_by, count(*)::bigint AS n, sum(${ROW_BYTES})::bigint AS bytes, max(m.time) AS newest
     FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
       -- a fork sees its parent's rows below the fork point on its own surface: never drop those
-      AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
+      AND ${NO_FORK_SEES}
     GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by`)
   return rows.map(row => ({ sessionId: row.session_id, checkpointId: row.elided_by, rows: row.n, bytes: row.bytes, newest: row.newest }))
 }
 
 export async function expireCheckpoint(connection: PgConnection, checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
   return connection.transaction('expire originals', async db => {
-    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL ORDER BY m.id FOR UPDATE`, [checkpointId])
+    // the fork check again, in the dropping transaction: a fork registered since the candidates
+    // were listed sees these rows on its surface
+    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointId])
     if (found.rows.length === 0) return { rows: 0, bytes: 0 }
     const ids = found.rows.map(row => row.id)
     // content and index entries go; identity and hash stay (the log still verifies)

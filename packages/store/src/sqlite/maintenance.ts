@@ -265,12 +265,15 @@ export function retentionUsage(conn: SqliteConnection): RetentionUsage[] {
   `).all() as Row[]).map(row => ({ sessionId: row['session_id'] as string, workspace: row['workspace'] as string | null, bytes: row['bytes'] as number })))
 }
 
+/** A fork sees its parent's rows below the fork point on its own surface: never drop those (row alias m). */
+const NO_FORK_SEES = 'NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))'
+
 export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[] {
   return conn.guard('list retention candidates', () => (conn.db.prepare(`
     SELECT m.session_id, m.elided_by, count(*) AS n, sum(${ROW_BYTES}) AS bytes, max(m.time) AS newest
     FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
       -- a fork sees its parent's rows below the fork point on its own surface: never drop those
-      AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
+      AND ${NO_FORK_SEES}
     GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by
   `).all() as Row[]).map(row => ({
     sessionId: row['session_id'] as string,
@@ -283,7 +286,9 @@ export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[
 
 export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, time: number): { rows: number; bytes: number } {
   return conn.guard('expire originals', () => conn.transaction(() => {
-    const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL`).all(checkpointId) as Row[]
+    // the fork check again, in the dropping transaction: a fork registered since the candidates
+    // were listed sees these rows on its surface
+    const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL AND ${NO_FORK_SEES}`).all(checkpointId) as Row[]
     const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ? WHERE id = ?")
     let bytes = 0
     for (const row of rows) {
