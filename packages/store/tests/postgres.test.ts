@@ -105,7 +105,10 @@ describe('ShadowStore on PostgreSQL', () => {
 
   it('survives server restarts under a writer and a searcher: no crash, typed failures only, every row once, then a clean self-check', async () => {
     const location = target.server().storeDsn('restart_one')
-    await (await ShadowStore.open(location)).close()
+    const seeded = await ShadowStore.open(location)
+    // the searcher may ask before the writer's first batch commits
+    await seeded.registerSession({ sessionId: 'w' })
+    await seeded.close()
     // in a child process: before, a connection held between statements threw its 'error' event and killed the process
     const script = `
       const { ShadowStore } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)})
