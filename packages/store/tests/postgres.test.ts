@@ -145,9 +145,12 @@ describe('ShadowStore on PostgreSQL', () => {
     expect(summary.codes.every(code => code === 'UNAVAILABLE'), summary.codes.join()).toBe(true)
     const store = await ShadowStore.open(location)
     const rows = await store.read({ sessionId: 'w' }, { limit: 100_000 })
-    expect(rows.length).toBe(summary.next)
-    expect(new Set(rows.map(stored => stored.seq)).size).toBe(summary.next)
-    expect((await store.session('w'))!.messageCount).toBe(summary.next)
+    // every batch the writer saw succeed is there; one whose commit landed as the server went down
+    // (the writer saw a failure, then ran out of time to retry it) may be there too
+    expect(rows.length).toBeGreaterThanOrEqual(summary.next)
+    expect(rows.length).toBeLessThanOrEqual(summary.next + 50)
+    expect(rows.map(stored => stored.seq)).toEqual(Array.from({ length: rows.length }, (_, seq) => seq))
+    expect((await store.session('w'))!.messageCount).toBe(rows.length)
     expect(await store.integrityCheck()).toEqual([])
     await store.close()
   }, 60_000)
