@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
-import { displayLocation, isPostgresLocation, isShadowStoreError, ShadowStore, tagCandidates, type RedactionOptions, type ShadowMessage, type ShadowSession } from '@dsh-shadow/store'
+import { displayLocation, isPostgresLocation, isShadowStoreError, locationProblem, ShadowStore, tagCandidates, type RedactionOptions, type ShadowMessage, type ShadowSession } from '@dsh-shadow/store'
 import { bodyOf, openDshLogs, resolveStorePath, type DshLogs } from 'dsh-shadow-context'
 import { CliError, type CliIo, consoleOutput, EXIT, safe, table, time, type Output } from './format.ts'
 
@@ -33,6 +33,8 @@ export function runtimeOf(command: Command, io: CliIo): Runtime {
   const options = command.optsWithGlobals<GlobalOptions>()
   const home = resolve(resolveDshHome(pathOption(options.dshHome ?? options.home, options.dshHome === undefined ? '--home' : '--dsh-home')))
   const store = pathOption(options.store, '--store')
+  const problem = store === undefined ? undefined : locationProblem(store)
+  if (problem !== undefined) throw new CliError(`--store ${problem}`, EXIT.usage)
   return { home, storePath: store === undefined ? resolveStorePath(undefined, home) : isPostgresLocation(store) ? store : resolve(store), output: consoleOutput(options.json === true, io) }
 }
 

@@ -1,6 +1,6 @@
 /** The real `dsh-shadow` binary against a store on a real PostgreSQL server (`--store postgres://…`). */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,6 +45,23 @@ describe('dsh-shadow --store postgres://', () => {
     expect(stats.code, stats.stderr).toBe(0)
     expect((JSON.parse(stats.stdout) as { messages: number }).messages).toBeGreaterThan(0)
     expect(cli('--store', store, 'sessions').stdout).toContain('cli-pg-session')
+  })
+
+  it('refuses a mistyped connection string as --store (usage), never echoing it nor creating a file named after it', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'dsh-shadow-cli-cwd-'))
+    try {
+      for (const typo of [`postgres:/writer:hunter2-secret@127.0.0.1:${server.port}/postgres`, 'postgresql:writer:hunter2-secret@db/x', 'mysql://writer:hunter2-secret@db/x']) {
+        for (const command of [['stats'], ['verify'], ['repair', '--all']]) {
+          const result = spawnSync(process.execPath, [BIN, '--home', home, '--store', typo, ...command], { encoding: 'utf8', cwd, env: { ...process.env, DSH_HOME: '' } })
+          expect(result.status, `${command.join(' ')}: ${result.stderr}`).toBe(2)
+          expect(`${result.stdout}${result.stderr}`).not.toContain('hunter2')
+          expect(result.stderr).toMatch(/postgres:\/\//)
+        }
+      }
+      expect(readdirSync(cwd)).toEqual([])
+    } finally {
+      rmSync(cwd, { recursive: true, force: true })
+    }
   })
 
   it('says a schema holds no store, and refuses --fresh for a database store', () => {

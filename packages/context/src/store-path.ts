@@ -1,7 +1,7 @@
 /** Where the shadow store lives: inside the dsh home unless the user names an absolute path. */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
-import { isPostgresLocation } from '@dsh-shadow/store'
+import { isPostgresLocation, locationProblem } from '@dsh-shadow/store'
 
 export const DEFAULT_STORE_FILE = join('shadow-context', 'shadow.db')
 
@@ -24,6 +24,9 @@ export function resolveStorePath(path: string | undefined, home?: string): strin
   if (dshHome.includes('\u0000')) throw new StorePathError('dsh home must not contain NUL')
   if (path === undefined || path.length === 0) return join(dshHome, DEFAULT_STORE_FILE)
   if (path.includes('\u0000')) throw new StorePathError('store path must not contain NUL')
+  // a mistyped connection string is not a file inside the home (and is not echoed: it may hold a password)
+  const problem = locationProblem(path)
+  if (problem !== undefined) throw new StorePathError(`store path ${problem}`)
   if (isPostgresLocation(path)) return path
   if (isAbsolute(path)) return resolve(path)
   const target = resolve(dshHome, path)

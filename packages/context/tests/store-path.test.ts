@@ -79,6 +79,17 @@ describe('resolveStorePath', () => {
     expect(refused(undefined, `${home}\u0000`).message).toMatch(/NUL/)
   })
 
+  it('refuses a mistyped connection string or an unknown URL instead of taking it for a file in the home, never echoing it', () => {
+    for (const path of ['postgres:/writer:hunter2-secret@db.internal/dsh', 'postgresql:writer:hunter2-secret@db/dsh', 'POSTGRES:/x', 'mysql://writer:hunter2-secret@db/dsh', 'file:///tmp/x.db']) {
+      const error = refused(path)
+      expect(error.message).toMatch(/postgres:\/\//)
+      expect(error.message).not.toContain('hunter2')
+    }
+    expect(resolveStorePath('postgres://writer:pw@db/dsh', home)).toBe('postgres://writer:pw@db/dsh')
+    // a file name that merely contains a colon is still a file
+    expect(resolveStorePath('shadow:v2.db', home)).toBe(join(home, 'shadow:v2.db'))
+  })
+
   it('refuses values that are not strings with a typed error', () => {
     for (const path of [42, null, {}, ['x.db'], true]) expect(refused(path).message).toMatch(/must be a string/)
     expect(refused('x.db', 42).message).toMatch(/must be a string/)

@@ -209,7 +209,10 @@ export interface ShadowBackend {
   retentionCandidates(): Awaitable<RetentionCandidate[]>
   /** Drop the stored originals a checkpoint elided (content and index entries; identity and hash stay). */
   expireCheckpoint(checkpointId: string, time: number): Awaitable<{ rows: number; bytes: number }>
-  /** Give freed space back to the file system. */
+  /**
+   * Give freed space back to the file system; while `VACUUM_DUE_META` is set, also rewrite the
+   * storage so no old copy of deleted or redacted text stays in it (then clear it).
+   */
   vacuum(): Awaitable<void>
   /** Rebuild both indexes from stored text with the given analyzer; returns rows indexed. */
   reindex(analyze: (text: string, time: number) => IndexViews, version: number, progress?: (done: number, total: number) => void): Awaitable<number>
@@ -238,14 +241,26 @@ export interface ShadowBackend {
   integrityCheck(): Awaitable<string[]>
   /** Hash and marks of these seqs of a session's own rows (absent seqs are left out); no text is read. */
   messageHashesFor(sessionId: string, seqs: readonly number[]): Awaitable<MessageMark[]>
-  /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. One transaction. */
-  forgetSessions(sessionIds: readonly string[]): Awaitable<ForgetCounts>
+  /**
+   * Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session
+   * rows. One transaction, which also sets `VACUUM_DUE_META` when `vacuumDue` (owed exactly when the rows went).
+   */
+  forgetSessions(sessionIds: readonly string[], options?: { readonly vacuumDue?: boolean }): Awaitable<ForgetCounts>
 }
+
+/**
+ * Meta key set while deleted or replaced text may still sit in the storage (free pages, old row
+ * versions, index keys) until `vacuum()` rewrites it: after a redaction pass, a `forget` with vacuum
+ * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
+ */
+export const VACUUM_DUE_META = 'vacuum_due'
 
 /** What the write-ahead check and elision marking need of a row. */
 export interface MessageMark {
   readonly seq: number
   readonly hash: string
+  /** The row's time (a checkpoint's time range is derived from its rows' marks). */
+  readonly time: number
   readonly elidedBy: string | null
   readonly expiredAt: number | null
 }

@@ -29,7 +29,10 @@ export async function forgetSession(backend: ShadowBackend, sessionId: string, o
     throw new ShadowStoreError('CONFLICT', `session ${sessionId} has ${forks.length} fork(s) (${forks.slice(0, 5).join(', ')}${forks.length > 5 ? ', …' : ''}) that read its rows by reference; forgetting it would remove their shared history too. Forget the forks first, or force to forget it together with its forks`)
   }
   const forgotten = [sessionId, ...forks]
-  const counts = await backend.forgetSessions(forgotten)
+  // owed in the forget's own transaction (a forget that failed, e.g. on a full disk, owes nothing; a
+  // kill before the vacuum leaves it owed for the next writable open), and it tells a backend whose
+  // plain vacuum keeps old row versions (PostgreSQL) to rewrite them
+  const counts = await backend.forgetSessions(forgotten, { vacuumDue: options.vacuum === true })
   if (options.vacuum === true) await backend.vacuum()
   return { ...counts, forgotten, vacuumed: options.vacuum === true }
 }

@@ -8,7 +8,7 @@ export { coverage, coverageTerms, coveredTerms, fuseRankings, snippet, stem, wei
 export type { Awaitable, ForgetCounts, IndexHit, IndexQuery, IndexResult, MessageFilter, MessageMark, PreparedMessage, ReadQuery, ShadowBackend } from './backend.ts'
 export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/backend.ts'
 export { PostgresBackend } from './postgres/backend.ts'
-export { displayLocation, isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+export { displayLocation, isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
 export { hashEventJson, rowHash, ShadowStore, type ForgetOptions, type ForgetReport, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'

@@ -5,7 +5,9 @@ import { rowFromCaptured, type CapturedEvent } from './events.ts'
 import { ownerOf } from './scope.ts'
 import type { ShadowStore } from './store.ts'
 import type { AppendResult, CheckpointInput, ShadowSessionInput } from './types.ts'
-import { assertString } from './validate.ts'
+import { checkMessage } from './messages.ts'
+import type { ShadowMessageInput } from './types.ts'
+import { assertArray, assertSeq, assertString } from './validate.ts'
 
 /** One step of a capture batch; a batch is applied strictly in order. */
 export type IngestOp =
@@ -30,9 +32,60 @@ export interface IngestReport {
   readonly checkpoints: number
 }
 
+/** A captured event as a row, or INVALID_INPUT (its JSON is not JSON, it is not an object). */
+function capturedRow(event: unknown): ShadowMessageInput {
+  if (typeof event !== 'object' || event === null) throw invalid('a captured event must be an object')
+  let row: ShadowMessageInput
+  try {
+    row = rowFromCaptured(event as CapturedEvent)
+  } catch (error) {
+    throw invalid(`a captured event cannot be read: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  checkMessage(row)
+  return row
+}
+
+/**
+ * Check every operation of a batch before any is applied (a bad input changes nothing: the
+ * capture drops a refused batch whole), and read each events op's rows once.
+ */
+function checkBatch(ops: readonly IngestOp[]): Map<IngestOp, ShadowMessageInput[]> {
+  const rows = new Map<IngestOp, ShadowMessageInput[]>()
+  for (const op of ops) {
+    switch (op.op) {
+      case 'session':
+        if (typeof op.session !== 'object' || op.session === null) throw invalid('a session operation needs a session')
+        assertString(op.session.sessionId, 'sessionId')
+        break
+      case 'events':
+        rows.set(op, assertArray(op.events, 'events').map(capturedRow))
+        break
+      case 'reconcile':
+        assertString(op.sessionId, 'sessionId')
+        // Infinity: remove nothing (a repair that only adds)
+        if (op.ownFromSeq !== Number.POSITIVE_INFINITY) assertSeq(op.ownFromSeq, 'ownFromSeq')
+        for (const event of assertArray(op.events, 'events')) {
+          const given = event as Partial<CapturedEvent> | null
+          if (typeof given !== 'object' || given === null || typeof given.eventJson !== 'string') throw invalid('a captured event must be an object with its eventJson')
+          assertSeq(given.seq, 'seq')
+        }
+        break
+      case 'checkpoint':
+        if (typeof op.checkpoint !== 'object' || op.checkpoint === null) throw invalid('a checkpoint operation needs a checkpoint')
+        assertString(op.checkpoint.checkpointId, 'checkpointId')
+        assertString(op.checkpoint.sessionId, 'sessionId')
+        break
+      default:
+        throw invalid(`unknown ingest operation ${JSON.stringify((op as { op?: unknown })?.op)}`)
+    }
+  }
+  return rows
+}
+
 /** Apply a capture batch in order (what the capture plugin sends). */
 export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]): Promise<IngestReport> {
   if (!Array.isArray(ops)) throw invalid('ingest takes an array of operations')
+  const eventRows = checkBatch(ops)
   // a batch written into a deleted file would be lost at the next restart: refuse it now
   await store.backend.assertInPlace()
   let written = 0
@@ -52,7 +105,7 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
         await store.registerSession(op.session)
         break
       case 'events':
-        count(await store.append(op.events.map(rowFromCaptured)))
+        count(await store.append(eventRows.get(op)!))
         break
       case 'reconcile': {
         // Attribute each log event to the lineage segment that owns its row: a fork's prefix
@@ -68,7 +121,7 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
         for (const [sessionId, events] of bySession) {
           const stored = new Map((await store.hashes(sessionId)).map(row => [row.seq, row.hash]))
           const stale = events.filter(event => stored.get(event.seq) !== store.hashOf(event.eventJson))
-          count(await store.append(stale.map(rowFromCaptured)))
+          count(await store.append(stale.map(capturedRow)))
           unchanged += events.length - stale.length
         }
         const own = new Set<number>()
@@ -79,7 +132,7 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
       }
       case 'checkpoint': {
         // A fork's seed repeats its ancestors' checkpoints: they stay the ancestors'.
-        const existing = await store.backend.getCheckpoint(assertString(op.checkpoint?.checkpointId, 'checkpointId'))
+        const existing = await store.backend.getCheckpoint(op.checkpoint.checkpointId)
         let owner = existing?.sessionId ?? op.checkpoint.sessionId
         if (existing === undefined && typeof op.checkpoint.replaceSeq === 'number') {
           const segments = await store.lineage(op.checkpoint.sessionId)
@@ -92,8 +145,6 @@ export async function applyIngest(store: ShadowStore, ops: readonly IngestOp[]):
         checkpoints += 1
         break
       }
-      default:
-        throw invalid(`unknown ingest operation ${JSON.stringify((op as { op?: unknown })?.op)}`)
     }
   }
   return { written, unchanged, replaced, removed, checkpoints }

@@ -7,7 +7,7 @@ import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
 import type { Redactor } from './redact.ts'
 import type { ShadowMessageInput } from './types.ts'
-import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, optionalText, ROLES } from './validate.ts'
+import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, MAX_CALL_ID_CHARS, optionalColumnText, ROLES } from './validate.ts'
 
 /** What the indexes hold of a stored text: the two analyzer views and the days it refers to. */
 export function messageViews(text: string, time: number): IndexViews & { readonly days: readonly number[] } {
@@ -28,8 +28,8 @@ export function rowHash(eventJson: string, redactor: Redactor | undefined): stri
   return hashEventJson(redactor === undefined ? eventJson : redactor.json(eventJson))
 }
 
-/** Validate and derive one row without writing it. */
-export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
+/** The checked fields of one row: what `prepareMessage` refuses, without analysis (a batch checks every row before it writes). */
+export function checkMessage(input: ShadowMessageInput): { sessionId: string; seq: number; turn: number | null; step: number | null; toolName: string | null; callId: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('message must be an object')
   const sessionId = assertString(input.sessionId, 'sessionId')
   const seq = assertSeq(input.seq, 'seq')
@@ -40,6 +40,17 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
   if (typeof input.eventJson !== 'string' || input.eventJson.length === 0) throw invalid('eventJson must be a non-empty string')
   if (typeof input.text !== 'string') throw invalid('text must be a string')
   if (typeof input.tokens !== 'number' || !Number.isSafeInteger(input.tokens) || input.tokens < 0) throw invalid('tokens must be a non-negative integer')
+  const callId = optionalColumnText(input.callId, 'callId')
+  // each call id is a btree key on PostgreSQL (a tool result's whole, an assistant message's calls one by one)
+  if (callId !== null && (input.role === 'tool' ? [callId] : callId.split(' ')).some(id => id.length > MAX_CALL_ID_CHARS)) {
+    throw invalid(`callId: a call id is longer than ${MAX_CALL_ID_CHARS} characters`)
+  }
+  return { sessionId, seq, turn: assertOptionalInt(input.turn, 'turn'), step: assertOptionalInt(input.step, 'step'), toolName: optionalColumnText(input.toolName, 'toolName'), callId }
+}
+
+/** Validate and derive one row without writing it. */
+export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
+  const { sessionId, seq, turn, step, toolName, callId } = checkMessage(input)
   const tag = await ensureTag(sessionId)
   const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
   const hash = hashEventJson(eventJson)
@@ -51,10 +62,10 @@ export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sess
     eventType: input.eventType,
     role: input.role,
     sourceKind: input.sourceKind,
-    turn: assertOptionalInt(input.turn, 'turn'),
-    step: assertOptionalInt(input.step, 'step'),
-    toolName: optionalText(input.toolName, 'toolName'),
-    callId: optionalText(input.callId, 'callId'),
+    turn,
+    step,
+    toolName,
+    callId,
     time: Math.floor(input.time),
     eventJson,
     text,

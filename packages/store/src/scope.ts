@@ -6,7 +6,7 @@ import type { MessageFilter, MessageMark, ShadowBackend } from './backend.ts'
 import { viewElision } from './elision-view.ts'
 import { ShadowStoreError, invalid } from './errors.ts'
 import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
-import { assertSeq, assertString, assertTime, ROLES } from './validate.ts'
+import { assertSeq, assertString, assertTime, MAX_WORKSPACE_CHARS, ROLES } from './validate.ts'
 
 /** Where a read or search may look. */
 export interface ScopeOptions {
@@ -60,7 +60,7 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
   // a widening the caller did not spell right is refused, not read as "no widening"
   if (scope.allSessions !== undefined && typeof scope.allSessions !== 'boolean') throw invalid('allSessions must be true or false')
-  if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > 4096)) throw invalid('workspace must be a string of at most 4096 characters')
+  if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > MAX_WORKSPACE_CHARS)) throw invalid(`workspace must be a string of at most ${MAX_WORKSPACE_CHARS} characters`)
   if (scope.allSessions === true || scope.workspace !== undefined) {
     // independent reads, asked at once
     const [sessions, own] = await Promise.all([backend.listSessions(scope.allSessions === true ? undefined : scope.workspace), lineage(backend, scope.sessionId)])
@@ -103,15 +103,16 @@ export async function rowInLineage(backend: ShadowBackend, segments: readonly Li
 
 /**
  * Hash and marks of the row each seq resolves to in a lineage (its own, or an ancestor's below
- * the fork): what `rowInLineage` finds, without reading text. O(seqs) indexed lookups.
+ * the fork), with the tag of the session that holds it: what `rowInLineage` finds, without
+ * reading text. One backend call per segment, O(seqs) indexed lookups.
  */
-export async function marksInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark>> {
-  const found = new Map<number, MessageMark>()
+export async function marksInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark & { readonly tag: string }>> {
+  const found = new Map<number, MessageMark & { readonly tag: string }>()
   let rest = [...new Set(seqs)]
   for (const segment of segments) {
     if (rest.length === 0) break
     const here = rest.filter(seq => seq < segment.belowSeq)
-    for (const mark of await backend.messageHashesFor(segment.sessionId, here)) found.set(mark.seq, mark)
+    for (const mark of await backend.messageHashesFor(segment.sessionId, here)) found.set(mark.seq, { ...mark, tag: segment.tag })
     rest = rest.filter(seq => !found.has(seq))
   }
   return found
@@ -146,8 +147,9 @@ export function messageFilter(segments: readonly LineageSegment[], options: Read
     segments,
     ...(fromSeq === undefined ? {} : { fromSeq }),
     ...(toSeq === undefined ? {} : { toSeq }),
-    ...(timeFrom === undefined ? {} : { timeFrom }),
-    ...(timeTo === undefined ? {} : { timeTo }),
+    // rows hold whole milliseconds: the same rows, as bounds PostgreSQL's bigint can compare
+    ...(timeFrom === undefined ? {} : { timeFrom: Math.ceil(timeFrom) }),
+    ...(timeTo === undefined ? {} : { timeTo: Math.floor(timeTo) }),
     // each role once: a list of 100k copies of 'user' is one condition, not 100k SQL variables
     ...(options.roles === undefined || options.roles.length === 0 ? {} : { roles: [...new Set(options.roles)] }),
     ...(options.toolName === undefined ? {} : { toolName: assertString(options.toolName, 'toolName', 200) }),

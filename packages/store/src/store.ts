@@ -8,17 +8,17 @@ import { ANALYZER_VERSION } from './analyzer.ts'
 import type { PreparedMessage, ShadowBackend } from './backend.ts'
 import { invalid, ShadowStoreError } from './errors.ts'
 import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.ts'
-import { parseShadowId, tagCandidates } from './ids.ts'
+import { parseShadowId, shadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
 import { hashEventJson, messageViews, prepareMessage, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
-import { checkpointScope, lineage, lookupInLineage, marksInLineage, messageFilter, rowInLineage, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
+import { checkpointScope, lineage, lookupInLineage, marksInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
-import { isPostgresLocation, type PostgresBackendOptions } from './postgres/connection.ts'
+import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
 import { PostgresBackend } from './postgres/backend.ts'
 import { SqliteBackend, type SqliteBackendOptions } from './sqlite/backend.ts'
 import type {
@@ -37,7 +37,7 @@ import type {
   ShadowSessionInput,
   StoreStats,
 } from './types.ts'
-import { assertOptionalInt, assertSeq, assertString, optionalText } from './validate.ts'
+import { assertArray, assertOptionalInt, assertOptionalSeq, assertSeq, assertString, assertTime, columnText, MAX_WORKSPACE_CHARS, optionalColumnText, optionalId } from './validate.ts'
 
 export { hashEventJson, rowHash }
 export type { ForgetOptions, ForgetReport, IngestOp, IngestReport, ReadOptions, ScopeOptions }
@@ -109,6 +109,8 @@ export class ShadowStore {
    */
   static async open(path: string, options: ShadowStoreOptions = {}): Promise<ShadowStore> {
     assertString(path, 'store path', 4096)
+    const problem = locationProblem(path)
+    if (problem !== undefined) throw invalid(`the shadow store location ${problem}`)
     // bad redaction patterns fail before any file is touched
     const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
     const backend: ShadowBackend = isPostgresLocation(path) ? await PostgresBackend.open(path, options) : await SqliteBackend.open(path, options)
@@ -172,7 +174,8 @@ export class ShadowStore {
       tag,
       parentSessionId,
       forkSeq,
-      workspace: optionalText(input.workspace, 'workspace'),
+      // a scope boundary: refused, never merged into another workspace (SQLite read a NUL as its end)
+      workspace: optionalId(input.workspace, 'workspace', MAX_WORKSPACE_CHARS),
       createdAt: assertOptionalInt(input.createdAt, 'createdAt'),
     })
     return (await this.backend.getSession(sessionId))!
@@ -183,7 +186,7 @@ export class ShadowStore {
   }
 
   async sessions(workspace?: string): Promise<ShadowSession[]> {
-    return this.backend.listSessions(workspace === undefined ? undefined : assertString(workspace, 'workspace', 4096))
+    return this.backend.listSessions(workspace === undefined ? undefined : assertString(workspace, 'workspace', MAX_WORKSPACE_CHARS))
   }
 
   /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
@@ -246,7 +249,7 @@ export class ShadowStore {
     await this.backend.assertInPlace()
     const segments = await this.lineage(assertString(sessionId, 'sessionId'))
     // only seq, hash and marks are read: the check's cost does not grow with the rows' text
-    const rows = await marksInLineage(this.backend, segments, entries.map(entry => assertSeq(entry.seq, 'seq')))
+    const rows = await marksInLineage(this.backend, segments, assertArray(entries, 'entries').map(entry => assertSeq((entry as { seq?: unknown } | null)?.seq, 'seq')))
     const missing: number[] = []
     const mismatched: number[] = []
     for (const entry of entries) {
@@ -305,6 +308,11 @@ export class ShadowStore {
 
   /** Compare a session's own rows with an authoritative (seq, hash) list; writes nothing. */
   async reconcile(sessionId: string, authority: ReadonlyArray<{ seq: number; hash: string }>): Promise<ReconcileReport> {
+    for (const entry of assertArray(authority, 'authority')) {
+      const given = entry as { seq?: unknown; hash?: unknown } | null
+      assertSeq(given?.seq, 'seq')
+      if (typeof given?.hash !== 'string') throw invalid('hash must be a string')
+    }
     const stored = await this.hashes(sessionId)
     const storedBySeq = new Map<number, string>()
     let duplicated = 0
@@ -326,11 +334,11 @@ export class ShadowStore {
   }
 
   async remove(sessionId: string, seqs: readonly number[]): Promise<number> {
-    return this.backend.deleteMessages(assertString(sessionId, 'sessionId'), seqs.map(seq => assertSeq(seq, 'seq')))
+    return this.backend.deleteMessages(assertString(sessionId, 'sessionId'), assertArray(seqs, 'seqs').map(seq => assertSeq(seq, 'seq')))
   }
 
   async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
-    await this.backend.markElided(assertString(sessionId, 'sessionId'), seqs.map(seq => assertSeq(seq, 'seq')), assertString(checkpointId, 'checkpointId'))
+    await this.backend.markElided(assertString(sessionId, 'sessionId'), assertArray(seqs, 'seqs').map(seq => assertSeq(seq, 'seq')), assertString(checkpointId, 'checkpointId'))
   }
 
   // ---- checkpoints and recalls -------------------------------------------------------------------
@@ -346,33 +354,39 @@ export class ShadowStore {
     if (input.status !== 'committed' && input.status !== 'failed') throw invalid('status must be committed or failed')
     if (!Array.isArray(input.shadowedSeqs)) throw invalid('shadowedSeqs must be an array')
     const seqs = input.shadowedSeqs.map(seq => assertSeq(seq, 'shadowed seq'))
-    const segments = await this.lineage(sessionId)
-    const rows: ShadowMessage[] = []
-    for (const seq of seqs) {
-      const row = await rowInLineage(this.backend, segments, seq)
-      if (row !== undefined) rows.push(row)
-    }
-    const times = extent(rows.map(row => row.time))
+    const createdAt = Math.floor(assertTime(input.createdAt, 'createdAt'))
+    for (const field of ['startSeq', 'summarySeq', 'replaceSeq', 'shadowedTokens', 'summaryTokens'] as const) assertOptionalSeq(input[field], field)
+    const trigger = optionalColumnText(input.trigger, 'trigger', 200)
+    // marks, not rows: a checkpoint over 100k seqs read each row whole, one call at a time
+    const marks = await marksInLineage(this.backend, await this.lineage(sessionId), seqs)
+    const times = extent([...marks.values()].map(mark => mark.time))
     const sorted = seqs.toSorted((a, b) => a - b)
-    const firstRow = rows.find(row => row.seq === sorted[0])
-    const lastRow = rows.find(row => row.seq === sorted.at(-1))
+    const markId = (seq: number | undefined): string | null => {
+      const mark = seq === undefined ? undefined : marks.get(seq)
+      return mark === undefined ? null : shadowId(mark.tag, mark.seq)
+    }
     const derived = {
       firstSeq: sorted[0] ?? null,
       lastSeq: sorted.at(-1) ?? null,
-      firstShadowId: firstRow?.shadowId ?? null,
-      lastShadowId: lastRow?.shadowId ?? null,
+      firstShadowId: markId(sorted[0]),
+      lastShadowId: markId(sorted.at(-1)),
       timeFrom: times?.min ?? null,
       timeTo: times?.max ?? null,
       messageCount: seqs.length,
     }
-    const redact = (value: string | null | undefined): string | null | undefined => (value === undefined || value === null || this.redactor === undefined ? value : this.redactor.text(value))
-    const footer = redact(input.footer)
-    const error = redact(input.error)
+    const redact = (value: unknown, label: string): string | null | undefined => {
+      const text = value === undefined ? undefined : optionalColumnText(value, label)
+      return text === undefined || text === null || this.redactor === undefined ? text : this.redactor.text(text)
+    }
+    const footer = redact(input.footer, 'footer')
+    const error = redact(input.error, 'error')
     await this.backend.putCheckpoint({
       ...input,
       checkpointId,
       sessionId,
       shadowedSeqs: seqs,
+      createdAt,
+      ...(trigger === null ? {} : { trigger }),
       ...(footer === undefined ? {} : { footer }),
       ...(error === undefined ? {} : { error }),
     }, derived)
@@ -397,10 +411,15 @@ export class ShadowStore {
   async recordRecall(input: RecallInput): Promise<ShadowRecall> {
     const sessionId = assertString(input?.sessionId, 'sessionId')
     if (!['search', 'read', 'proactive'].includes(input.kind)) throw invalid('recall kind must be search, read or proactive')
-    if (!Array.isArray(input.shadowIds)) throw invalid('shadowIds must be an array')
+    for (const [label, ids] of [['shadowIds', input.shadowIds], ['checkpointIds', input.checkpointIds ?? []]] as const) {
+      for (const id of assertArray(ids, label)) assertString(id, `${label} entry`, 64)
+    }
+    const time = Math.floor(assertTime(input.time, 'time'))
+    const seq = assertOptionalSeq(input.seq, 'seq')
     // a query is what the model typed, and may carry a pasted secret like any message
-    const query = input.query === undefined || input.query === null || this.redactor === undefined ? input.query : this.redactor.text(String(input.query))
-    const recall = { ...input, sessionId, ...(query === undefined ? {} : { query }) }
+    const typed = input.query === undefined || input.query === null ? input.query : columnText(String(input.query))
+    const query = typed === undefined || typed === null || this.redactor === undefined ? typed : this.redactor.text(typed)
+    const recall = { ...input, sessionId, time, ...(seq === null ? {} : { seq }), ...(query === undefined ? {} : { query }) }
     const id = await this.backend.addRecall(recall)
     return { ...recall, recallId: id }
   }
@@ -423,7 +442,11 @@ export class ShadowStore {
   }
 
   async integrityCheck(): Promise<string[]> {
-    return this.backend.integrityCheck()
+    const problems = await this.backend.integrityCheck()
+    // a pass killed part-way (or a policy saved by a writer that died before its pass) leaves rows
+    // unredacted until the next writable open: a clean report would say they are not
+    if (await this.backend.redactionPending()) problems.push('a redaction pass is due or was interrupted: stored rows may still hold text the policy redacts (the next writable open finishes it)')
+    return problems
   }
 
   /**

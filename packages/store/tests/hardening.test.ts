@@ -286,6 +286,40 @@ describe('turning redaction on', () => {
   })
 })
 
+describe('redaction pass racing another connection', () => {
+  it('never writes back a row another connection replaced between the pass reading it and taking the write lock', async () => {
+    const dir = tempDir()
+    const path = join(dir.path, 'shadow.db')
+    const plainStore = await ShadowStore.open(path, { redact: false })
+    await plainStore.append(Array.from({ length: 20 }, (_, seq) => message('r', seq, `row ${seq} v1 password: hunter2-secret`)))
+    await plainStore.close()
+    // a redaction pass run by hand, its first write lock taken only after
+    // another connection (another process's writer) replaced row 3
+    const store = await ShadowStore.open(path, { redact: false })
+    const { DatabaseSync } = await import('node:sqlite')
+    const other = new DatabaseSync(path)
+    const conn = (store.backend as unknown as { conn: { transaction: <T>(run: () => T) => T } }).conn
+    const transaction = conn.transaction.bind(conn)
+    let first = true
+    conn.transaction = <T>(run: () => T): T => {
+      if (first) other.prepare("UPDATE messages SET text = ?, hash = 'v2' WHERE session_id = 'r' AND seq = 3").run(Buffer.from('row 3 v2 replaced'))
+      first = false
+      return transaction(run)
+    }
+    const { Redactor } = await import('../src/redact.ts')
+    const { messageViews } = await import('../src/messages.ts')
+    const redactor = new Redactor({})
+    await store.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, messageViews)
+    conn.transaction = transaction
+    other.close()
+    const rows = new Map((await store.read({ sessionId: 'r' }, { limit: 100 })).map(row => [row.seq, row.text]))
+    expect(rows.get(3)).toBe('row 3 v2 replaced')
+    expect([...rows.values()].filter(text => text.includes('hunter2'))).toEqual([])
+    await store.close()
+    dir.cleanup()
+  })
+})
+
 describe('redaction pass and the vacuum after it', () => {
   it('runs beside a reader of another connection, and leaves no old copy once that reader is gone', async () => {
     const dir = tempDir()

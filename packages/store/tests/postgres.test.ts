@@ -33,6 +33,14 @@ describe('ShadowStore on PostgreSQL', () => {
     }
   })
 
+  it('refuses a mistyped connection string or an unknown URL with INVALID_INPUT before touching anything, never echoing it', async () => {
+    for (const typo of ['postgres:/writer:hunter2-secret@db/x', 'postgresql:writer:hunter2-secret@db/x', 'mysql://writer:hunter2-secret@db/x']) {
+      const failure = await ShadowStore.open(typo).then(() => undefined, (error: unknown) => error as Error)
+      expect(failure).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/postgres:\/\//) })
+      expect(failure!.message).not.toContain('hunter2')
+    }
+  })
+
   it('never shows a password given as a query parameter (password, sslpassword), in the path or in errors', async () => {
     const location = `postgres://postgres@127.0.0.1:${target.server().port}/postgres?password=zzz-query-secret&schema=secret_two`
     const store = await ShadowStore.open(location)
@@ -64,6 +72,88 @@ describe('ShadowStore on PostgreSQL', () => {
     expect(await store.append([message('s1', 2, 'after the outage')])).toEqual({ written: 1, unchanged: 0, replaced: 0 })
     await store.close()
   })
+
+  it('fails searches, writes and checks with UNAVAILABLE within their guards while the server stops answering, and recovers when it answers again', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('frozen_one'), { busyTimeoutMs: 1_000, searchTimeoutMs: 500, statementTimeoutMs: 1_000 })
+    await store.append([message('s1', 1, 'before the freeze')])
+    expect((await store.search('freeze', { sessionId: 's1' })).hits).toHaveLength(1)
+    // a frozen server (SIGSTOP: as a partition or a blackholed failover looks) cannot enforce its own statement_timeout
+    const [row] = await target.sql("SELECT current_setting('data_directory') AS dir")
+    const { readFileSync } = await import('node:fs')
+    const { execFileSync } = await import('node:child_process')
+    const postmaster = Number(readFileSync(`${String(row!['dir'])}/postmaster.pid`, 'utf8').split('\n')[0])
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).trim().split('\n').map(Number)
+    const processes = [postmaster, ...children]
+    for (const pid of processes) process.kill(pid, 'SIGSTOP')
+    try {
+      const settle = (work: Promise<unknown>): Promise<unknown> => Promise.race([
+        work.then(() => 'answered', (error: unknown) => (error as { code?: string }).code),
+        new Promise(resolve => setTimeout(() => resolve('still waiting after 20 s'), 20_000)),
+      ])
+      expect(await Promise.all([
+        settle(store.search('freeze', { sessionId: 's1' })),
+        settle(store.append([message('s1', 2, 'during the freeze')])),
+        settle(store.confirm('s1', [{ seq: 1, hash: 'x' }])),
+      ])).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'])
+    } finally {
+      for (const pid of processes) process.kill(pid, 'SIGCONT')
+    }
+    expect((await store.search('freeze', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([1])
+    expect(await store.append([message('s1', 2, 'after the freeze')])).toMatchObject({ written: 1 })
+    await store.close()
+  }, 60_000)
+
+  it('survives server restarts under a writer and a searcher: no crash, typed failures only, every row once, then a clean self-check', async () => {
+    const location = target.server().storeDsn('restart_one')
+    const seeded = await ShadowStore.open(location)
+    // the searcher may ask before the writer's first batch commits
+    await seeded.registerSession({ sessionId: 'w' })
+    await seeded.close()
+    // in a child process: before, a connection held between statements threw its 'error' event and killed the process
+    const script = `
+      const { ShadowStore } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)})
+      const store = await ShadowStore.open(${JSON.stringify(location)}, { busyTimeoutMs: 1000 })
+      const codes = new Set()
+      let next = 0
+      const until = Date.now() + 6000
+      const row = seq => ({ sessionId: 'w', seq, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: 1000 + seq, eventJson: JSON.stringify({ seq, text: 'row ' + seq }), text: 'row ' + seq + ' text', tokens: 3 })
+      const pause = () => new Promise(resolve => setTimeout(resolve, 50))
+      await Promise.all([
+        (async () => { while (Date.now() < until) { try { await store.append(Array.from({ length: 50 }, (_, k) => row(next + k))); next += 50 } catch (error) { codes.add(error.code ?? error.message); await pause() } } })(),
+        (async () => { while (Date.now() < until) { try { await store.search('row text', { sessionId: 'w' }) } catch (error) { codes.add(error.code ?? error.message); await pause() } } })(),
+      ])
+      process.stdout.write(JSON.stringify({ next, codes: [...codes] }))
+      await store.close()
+    `
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, ['--conditions=source', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+    const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+    await sleep(1_500)
+    for (const mode of ['immediate', 'fast', 'immediate'] as const) {
+      target.server().halt(mode)
+      await sleep(500)
+      target.server().start()
+      await sleep(1_000)
+    }
+    expect(await exited, stderr).toBe(0)
+    const summary = JSON.parse(stdout) as { next: number; codes: string[] }
+    expect(summary.codes.every(code => code === 'UNAVAILABLE'), summary.codes.join()).toBe(true)
+    const store = await ShadowStore.open(location)
+    const rows = await store.read({ sessionId: 'w' }, { limit: 100_000 })
+    // every batch the writer saw succeed is there; one whose commit landed as the server went down
+    // (the writer saw a failure, then ran out of time to retry it) may be there too
+    expect(rows.length).toBeGreaterThanOrEqual(summary.next)
+    expect(rows.length).toBeLessThanOrEqual(summary.next + 50)
+    expect(rows.map(stored => stored.seq)).toEqual(Array.from({ length: rows.length }, (_, seq) => seq))
+    expect((await store.session('w'))!.messageCount).toBe(rows.length)
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+  }, 60_000)
 
   it('keeps every row exactly once when several processes write the same rows at the same time', async () => {
     const location = target.server().storeDsn('many_one')
@@ -285,7 +375,7 @@ describe('ShadowStore on PostgreSQL', () => {
       UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
       UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
     const upgraded = await ShadowStore.open(location)
-    expect((await upgraded.stats()).schemaVersion).toBe(4)
+    expect((await upgraded.stats()).schemaVersion).toBe(5)
     expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
     const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
     expect(lexemes[0]!['n']).toBe(0)

@@ -391,6 +391,22 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
       expect((await store.gc({ sessionBytes: budget })).expired).toEqual([])
     })
 
+    it('never drops rows a fork registered after the candidates were chosen still sees (the check is repeated where rows are dropped)', async () => {
+      const { c } = await seed()
+      const backend = store.backend as unknown as { expireCheckpoint: (id: string, time: number) => Promise<{ rows: number; bytes: number }> }
+      const expire = backend.expireCheckpoint.bind(store.backend)
+      backend.expireCheckpoint = async (id, time) => {
+        // another process forks s1 between the retention pass's choice and its drop
+        if (id === c('s1', 1)) await store.registerSession({ sessionId: 'late-fork', parentSessionId: 's1', forkSeq: 25 })
+        return expire(id, time)
+      }
+      await store.gc({ workspaceBytes: 0 })
+      backend.expireCheckpoint = expire
+      const seen = await store.read({ sessionId: 'late-fork' }, { limit: 100 })
+      expect(seen.filter(row => row.seq < 25 && row.expiredAt !== null).map(row => row.seq)).toEqual([])
+      expect((await store.read({ sessionId: 's2' })).every(row => row.expiredAt !== null)).toBe(true)
+    })
+
     it('drops by age and by workspace budget, oldest first across sessions; never the live surface', async () => {
       const { c } = await seed()
       const aged = await store.gc({ maxAgeMs: 30 * HOUR, now: t0 + 50 * HOUR })

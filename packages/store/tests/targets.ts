@@ -2,7 +2,7 @@
  * The backends every store contract test runs against: SQLite files in a temp dir, and a real
  * PostgreSQL server on loopback with a temp data dir (each store its own schema).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { startPostgres, type PostgresServer } from '../../testing/src/postgres.ts'
@@ -17,7 +17,15 @@ export interface StoreTarget {
   location(): string
   /** Whether anything of a store exists at `location`. */
   exists(location: string): Promise<boolean>
+  /**
+   * Whether the bytes of `needle` sit anywhere in the store's files: the SQLite file with its
+   * -wal and -shm, or every table and index file of the server's database (needles are unique to
+   * a test: the database holds every test's schema).
+   */
+  storageHolds(location: string, needle: string): Promise<boolean>
 }
+
+const holds = (file: string, needle: Buffer): boolean => existsSync(file) && readFileSync(file).includes(needle)
 
 export function sqliteTarget(): StoreTarget {
   let dir: ReturnType<typeof tempDir> | undefined
@@ -32,6 +40,7 @@ export function sqliteTarget(): StoreTarget {
     },
     location: () => join(dir!.path, `store-${++count}`, 'shadow.db'),
     exists: async location => existsSync(location),
+    storageHolds: async (location, needle) => ['', '-wal', '-shm'].some(suffix => holds(location + suffix, Buffer.from(needle))),
   }
 }
 
@@ -57,6 +66,13 @@ export function postgresTarget(): PostgresTarget {
       const schema = new URL(location).searchParams.get('schema')
       const rows = await this.sql('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1', [schema])
       return rows[0]!['n'] !== 0
+    },
+    async storageHolds(_location, needle) {
+      // what a checkpoint has not written out yet is in the server's memory, not the files
+      await this.sql('CHECKPOINT')
+      const [row] = await this.sql("SELECT current_setting('data_directory') AS dir, (SELECT oid FROM pg_database WHERE datname = current_database())::text AS db")
+      const base = join(String(row!['dir']), 'base', String(row!['db']))
+      return readdirSync(base).some(name => holds(join(base, name), Buffer.from(needle)))
     },
     async sql(statement, params = []) {
       const client = new pg.Client({ connectionString: server!.dsn })

@@ -3,13 +3,13 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
-import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, VACUUM_DUE_META, type StoredRedaction } from './maintenance.ts'
+import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
@@ -213,8 +213,8 @@ export class PostgresBackend implements ShadowBackend {
   /** Hash and marks of these seqs of a session's own rows, in one indexed query; no text is read. */
   async messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
     if (seqs.length === 0) return []
-    const rows = await this.query<{ seq: number; hash: string; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
-    return rows.map(row => ({ seq: row.seq, hash: row.hash, elidedBy: row.elided_by, expiredAt: row.expired_at }))
+    const rows = await this.query<{ seq: number; hash: string; time: number; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, time, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
+    return rows.map(row => ({ seq: row.seq, hash: row.hash, time: row.time, elidedBy: row.elided_by, expiredAt: row.expired_at }))
   }
 
   async deleteMessages(sessionId: string, seqs: readonly number[]): Promise<number> {
@@ -232,9 +232,13 @@ export class PostgresBackend implements ShadowBackend {
     })
   }
 
-  async forgetSessions(sessionIds: readonly string[]): Promise<ForgetCounts> {
+  async forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): Promise<ForgetCounts> {
     this.assertWritable('forget sessions')
-    return this.connection.transaction('forget sessions', db => forgetRows(db, sessionIds))
+    return this.connection.transaction('forget sessions', async db => {
+      const counts = await forgetRows(db, sessionIds)
+      if (options.vacuumDue === true) await db.query("INSERT INTO meta(key, value) VALUES ($1, 'forget') ON CONFLICT (key) DO UPDATE SET value = excluded.value", [VACUUM_DUE_META])
+      return counts
+    })
   }
 
   async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {

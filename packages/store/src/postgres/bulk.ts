@@ -24,7 +24,7 @@ export class BulkLoad {
   static async begin(connection: PgConnection): Promise<BulkLoad> {
     let holder: pg.PoolClient
     try {
-      holder = await connection.pool.connect()
+      holder = await connection.maintenancePool.connect()
     } catch (error) {
       throw pgError(error, 'begin bulk load', connection.location.display)
     }
@@ -94,7 +94,7 @@ export class BulkLoad {
     try {
       const trgm = await trgmSchema(this.holder)
       const statements = migrationSql(TEXT_INDEXES_SQL, trgm).split(';').map(sql => sql.trim()).filter(sql => sql.length > 0)
-      for (const _ of statements) builders.push(await this.connection.pool.connect())
+      for (const _ of statements) builders.push(await this.connection.maintenancePool.connect())
       await Promise.all(statements.map(async (sql, index) => {
         const db = builders[index]!
         await db.query(`SET maintenance_work_mem = '${memory.replace(/[^0-9A-Za-z]/g, '')}'`)

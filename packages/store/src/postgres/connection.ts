@@ -4,6 +4,7 @@
  * advisory lock so several processes opening one store at once migrate it exactly once.
  */
 import pg from 'pg'
+import { ANALYZER_VERSION } from '../analyzer.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { migrationSql, PG_MIGRATIONS, PG_SCHEMA_VERSION, TEXT_INDEXES_SQL } from './schema.ts'
 
@@ -11,7 +12,7 @@ export interface PostgresBackendOptions {
   readonly readOnly?: boolean
   /** How long a statement waits for a lock, and a connection attempt for the server, ms. Default 5000. */
   readonly busyTimeoutMs?: number
-  /** Connections per process (and as many again for searches, and for their candidate lists). Default 4. */
+  /** Connections per process (and as many again for searches, for their candidate lists and for maintenance). Default 4. */
   readonly poolSize?: number
   /**
    * Guard on each search statement, ms: one that runs longer is cancelled by the server and the
@@ -25,6 +26,11 @@ export interface PostgresBackendOptions {
    */
   readonly listTimeoutMs?: number
   /**
+   * Guard on every other statement (writes, reads, the self-check), ms; migrations, VACUUM and
+   * bulk index builds run without one. Default 60000.
+   */
+  readonly statementTimeoutMs?: number
+  /**
    * Ceiling on the store's tables and indexes, bytes. Past it every write that adds rows fails
    * with FULL, as on a full disk (Shadow Context then fails closed). Default: none.
    */
@@ -34,6 +40,18 @@ export interface PostgresBackendOptions {
 /** `postgres://` and `postgresql://` connection strings select this backend. */
 export function isPostgresLocation(location: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(location)
+}
+
+/**
+ * Why a store location is neither a file path nor a `postgres://` URL, or undefined when it is one.
+ * A mistyped connection string (`postgres:/user:pass@host/db`, `mysql://…`) would otherwise be a
+ * relative file path: a SQLite store created in folders named after the password, shown in every
+ * message, while the team server gets nothing. The answer never repeats the location.
+ */
+export function locationProblem(location: string): string | undefined {
+  if (/^postgres(?:ql)?:(?!\/\/)/i.test(location)) return 'looks like a PostgreSQL connection string but does not start with postgres:// (or postgresql://)'
+  if (!isPostgresLocation(location) && /^[a-z][a-z0-9+.-]+:\/\//i.test(location)) return 'is a URL the shadow store does not know: give a postgres:// connection string or a file path'
+  return undefined
 }
 
 /**
@@ -103,11 +121,21 @@ export function pgError(error: unknown, action: string, where: string): ShadowSt
   if (text === '53100') return new ShadowStoreError('FULL', `shadow store ${where} ${action}: the database server's disk is full: ${detail}`, { cause: error })
   if (text === '23505') return new ShadowStoreError('CONFLICT', `shadow store ${where} ${action}: ${detail}`, { cause: error })
   if (text === '3F000' || text === '42P01') return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action}: the store's tables are gone (${detail}); reopen to recreate them`, { cause: error })
+  if (detail === 'Query read timeout') {
+    return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} did not answer (${action}) within its statement guard and ${CLIENT_GUARD_MARGIN_MS} ms more: the server is stopped, overloaded or cut off`, { cause: error })
+  }
   if (unreachable(error)) {
     return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} is unreachable (${action}): ${detail}`, { cause: error })
   }
   return new ShadowStoreError('UNAVAILABLE', `shadow store ${where} ${action} failed: ${detail}${text === '' ? '' : ` (${text})`}`, { cause: error })
 }
+
+/**
+ * How much longer than a statement's server-side guard the client waits for its answer. A server
+ * that stops answering (frozen, cut off by the network, a failover that blackholes its address)
+ * cannot enforce its own statement_timeout: without a client-side guard a search waited forever.
+ */
+export const CLIENT_GUARD_MARGIN_MS = 2_000
 
 /** Failures a transaction is retried on: the other writer won; doing it again is correct. */
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -127,6 +155,11 @@ export class PgConnection {
   readonly pool: pg.Pool
   /** Index queries of searches, on their own connections with a tight statement timeout. */
   readonly searchPool: pg.Pool
+  /**
+   * Connections for work that may run as long as the table is large (migrations, VACUUM, bulk
+   * index builds): no client-side guard, so a statement is never given up while the server works.
+   */
+  readonly maintenancePool: pg.Pool
   readonly searchTimeoutMs: number
   /** Candidate lists of searches, under the shorter list guard (searchList). */
   readonly listPool: pg.Pool
@@ -143,25 +176,33 @@ export class PgConnection {
     const settings = [`-c search_path=${location.schema}`, `-c lock_timeout=${busy}`]
     if (this.readOnly) settings.push('-c default_transaction_read_only=on')
     this.searchTimeoutMs = Math.max(1, Math.floor(options.searchTimeoutMs ?? 3_000))
-    const pool = (statementTimeout: number, extra: readonly string[] = []): pg.Pool => {
+    const pool = (statementTimeout: number, extra: readonly string[] = [], guarded = true): pg.Pool => {
       const made = new pg.Pool({
         connectionString: location.connectionString,
         options: [...settings, ...extra, `-c statement_timeout=${statementTimeout}`].join(' '),
         max: Math.max(1, Math.floor(options.poolSize ?? 4)),
         connectionTimeoutMillis: busy,
         idleTimeoutMillis: 30_000,
+        // the client gives up a little after the server would have (a connection that timed out is dropped)
+        ...(guarded ? { query_timeout: statementTimeout + CLIENT_GUARD_MARGIN_MS } : {}),
         types,
       })
       // an idle connection the server dropped reports here; the next query gets a fresh one
       made.on('error', () => {})
+      // and so does one held between statements (a transaction, a vacuum): without a listener its
+      // 'error' event was thrown, and a server restart killed the process (the store's worker thread
+      // under dsh). The next statement on it fails and the connection is dropped, not pooled.
+      made.on('connect', client => { client.on('error', () => {}) })
       return made
     }
-    this.pool = pool(60_000)
+    const statementTimeout = Math.max(1, Math.floor(options.statementTimeoutMs ?? 60_000))
+    this.pool = pool(statementTimeout)
     // no JIT for searches: a batch of lists (or one probing many buckets) is estimated past
     // jit_above_cost, and compiling it took ~55 ms of a statement that runs in 5–40 ms (10M rows)
     this.searchPool = pool(this.searchTimeoutMs, ['-c jit=off'])
     this.listTimeoutMs = Math.max(1, Math.min(this.searchTimeoutMs, Math.floor(options.listTimeoutMs ?? 300)))
     this.listPool = pool(this.listTimeoutMs, ['-c jit=off'])
+    this.maintenancePool = pool(statementTimeout, [], false)
   }
 
   private check(action: string): void {
@@ -204,11 +245,11 @@ export class PgConnection {
     }
   }
 
-  /** One connection of the pool, to hold for several statements. */
-  private async connect(action: string): Promise<pg.PoolClient> {
+  /** One connection of a pool, to hold for several statements. */
+  private async connect(action: string, pool = this.pool): Promise<pg.PoolClient> {
     this.check(action)
     try {
-      return await this.pool.connect()
+      return await pool.connect()
     } catch (error) {
       throw pgError(error, action, this.location.display)
     }
@@ -219,7 +260,7 @@ export class PgConnection {
    * the table is large, e.g. VACUUM of 10M rows after a forget: no transaction can hold it).
    */
   async unguarded<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.connect(action)
+    const client = await this.connect(action, this.maintenancePool)
     let reset = false
     try {
       await client.query('SET statement_timeout = 0')
@@ -235,10 +276,13 @@ export class PgConnection {
     }
   }
 
-  /** Run `work` in one transaction on one connection; retried when another writer deadlocked it. */
-  async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Run `work` in one transaction on one connection; retried when another writer deadlocked it.
+   * `maintenance`: on a connection without the client-side guard (a migration lifts the server's).
+   */
+  async transaction<T>(action: string, work: (db: pg.PoolClient) => Promise<T>, options: { readonly maintenance?: boolean } = {}): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      const client = await this.connect(action)
+      const client = await this.connect(action, options.maintenance === true ? this.maintenancePool : this.pool)
       let broken = false
       try {
         await client.query('BEGIN')
@@ -246,10 +290,16 @@ export class PgConnection {
         await client.query('COMMIT')
         return value
       } catch (error) {
-        try {
-          await client.query('ROLLBACK')
-        } catch {
-          broken = true
+        // a statement the client gave up on is still running on that connection: a ROLLBACK would
+        // wait behind it for a second guard; the connection is dropped instead (the server rolls back)
+        const cause = error instanceof ShadowStoreError ? error.cause : error
+        if (cause instanceof Error && cause.message === 'Query read timeout') broken = true
+        else {
+          try {
+            await client.query('ROLLBACK')
+          } catch {
+            broken = true
+          }
         }
         const code = (error as { code?: unknown }).code ?? ((error as { cause?: { code?: unknown } }).cause?.code)
         if (typeof code === 'string' && RETRYABLE.has(code) && attempt < 5) continue
@@ -264,7 +314,7 @@ export class PgConnection {
     if (this.closed) return
     this.closed = true
     try {
-      await Promise.all([this.pool.end(), this.searchPool.end(), this.listPool.end()])
+      await Promise.all([this.pool.end(), this.searchPool.end(), this.listPool.end(), this.maintenancePool.end()])
     } catch {
       // closing after the server went away must not throw at shutdown
     }
@@ -306,6 +356,7 @@ export async function migrate(connection: PgConnection): Promise<void> {
     await db.query('SET LOCAL statement_timeout = 0')
     await db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
     let version = await versionOf(db)
+    const fresh = version === undefined
     if (version === undefined) {
       const foreign = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1 AND tablename IN ('sessions', 'messages', 'checkpoints')", [schema])
       if ((foreign.rows[0]?.n ?? 0) > 0) throw new ShadowStoreError('CORRUPT', `schema ${schema} of ${display} holds tables that are not a shadow store; name another schema with ?schema=`)
@@ -326,7 +377,9 @@ export async function migrate(connection: PgConnection): Promise<void> {
       await db.query(migrationSql(migration.sql, trgm))
     }
     await db.query("INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(PG_SCHEMA_VERSION)])
-  })
+    // a new store has nothing to index: made with the current analyzer, its first open rebuilds nothing
+    if (fresh) await db.query("INSERT INTO meta(key, value) VALUES ('analyzer_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(ANALYZER_VERSION)])
+  }, { maintenance: true })
 }
 
 /** The bulk-load mark (bulk.ts) and the lock its loader holds while it runs. */

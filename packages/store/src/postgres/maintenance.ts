@@ -1,6 +1,6 @@
 /** Retention, vacuum, reindex, stats and the self-check on PostgreSQL. */
 import type pg from 'pg'
-import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
+import { VACUUM_DUE_META, type IndexViews, type RetentionCandidate, type RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { PgConnection } from './connection.ts'
@@ -16,19 +16,24 @@ export async function retentionUsage(connection: PgConnection): Promise<Retentio
   return rows.map(row => ({ sessionId: row.session_id, workspace: row.workspace, bytes: row.bytes }))
 }
 
+/** A fork sees its parent's rows below the fork point on its own surface: never drop those (row alias m). */
+const NO_FORK_SEES = 'NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))'
+
 export async function retentionCandidates(connection: PgConnection): Promise<RetentionCandidate[]> {
   const rows = await connection.query<{ session_id: string; elided_by: string; n: number; bytes: number; newest: number }>('list retention candidates', `
     SELECT m.session_id, m.elided_by, count(*)::bigint AS n, sum(${ROW_BYTES})::bigint AS bytes, max(m.time) AS newest
     FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
       -- a fork sees its parent's rows below the fork point on its own surface: never drop those
-      AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
+      AND ${NO_FORK_SEES}
     GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by`)
   return rows.map(row => ({ sessionId: row.session_id, checkpointId: row.elided_by, rows: row.n, bytes: row.bytes, newest: row.newest }))
 }
 
 export async function expireCheckpoint(connection: PgConnection, checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
   return connection.transaction('expire originals', async db => {
-    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL ORDER BY m.id FOR UPDATE`, [checkpointId])
+    // the fork check again, in the dropping transaction: a fork registered since the candidates
+    // were listed sees these rows on its surface
+    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointId])
     if (found.rows.length === 0) return { rows: 0, bytes: 0 }
     const ids = found.rows.map(row => row.id)
     // content and index entries go; identity and hash stay (the log still verifies)
@@ -38,12 +43,19 @@ export async function expireCheckpoint(connection: PgConnection, checkpointId: s
   })
 }
 
+/**
+ * VACUUM (ANALYZE) every table; while a scrub is owed (a redaction pass, a forget with vacuum),
+ * VACUUM FULL instead. A plain VACUUM only marks dead row versions free: their bytes, and GIN keys
+ * of deleted words, stay in the files until overwritten. FULL rewrites each table and its indexes
+ * (an exclusive lock while it runs: writers and searches wait, up to their lock timeout).
+ */
 export async function vacuum(connection: PgConnection): Promise<void> {
+  const scrub = (await connection.query('vacuum', 'SELECT 1 FROM meta WHERE key = $1', [VACUUM_DUE_META])).length > 0
   // no statement guard: cleaning a 10M-row table's indexes of dead rows takes minutes
   await connection.unguarded('vacuum', async db => {
-    for (const table of PG_TABLES) await connection.query('vacuum', `VACUUM (ANALYZE) ${table}`, [], db)
+    for (const table of PG_TABLES) await connection.query('vacuum', `VACUUM (${scrub ? 'FULL, ' : ''}ANALYZE) ${table}`, [], db)
   })
-  await connection.query('vacuum', "DELETE FROM meta WHERE key = 'vacuum_due'")
+  if (scrub) await connection.query('vacuum', 'DELETE FROM meta WHERE key = $1', [VACUUM_DUE_META])
 }
 
 const REINDEX_PAGE = 2_000
@@ -114,6 +126,8 @@ export async function integrityCheck(connection: PgConnection): Promise<string[]
     SELECT count(*)::bigint AS n FROM messages m JOIN sessions s ON s.session_id = m.session_id
     WHERE m.expired_at IS NULL AND NOT (m.words @@ ('''~s:' || s.tag || '''')::tsquery)`)
   if ((unscoped[0]?.n ?? 0) > 0) problems.push(`${unscoped[0]!.n} live messages are missing from their session's index scope`)
+  const due = await connection.query('integrity check', 'SELECT 1 FROM meta WHERE key = $1', [VACUUM_DUE_META])
+  if (due.length > 0) problems.push('text redacted or forgotten may remain in old row versions of the tables until the store is vacuumed (its vacuum() method; the capture retries at every open)')
   return problems
 }
 
@@ -127,7 +141,6 @@ export interface StoredRedaction {
 export const REDACT_PASS_META = 'redact_pass'
 export const ROW_HASH_META = 'row_hash'
 export const ROW_HASH_STORED = 'stored'
-export const VACUUM_DUE_META = 'vacuum_due'
 const REDACT_BATCH = 500
 
 async function setMeta(connection: PgConnection, key: string, value: string): Promise<void> {

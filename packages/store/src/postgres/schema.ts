@@ -156,6 +156,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE messages ALTER COLUMN words SET STATISTICS ${WORDS_STATISTICS};
     `,
   },
+  {
+    // A workspace is a directory of up to 4,096 characters; a btree key holds ~2.7 kB, so a long
+    // non-ASCII path could not be registered (an untyped failure a capture retried forever). Its
+    // lookups are equality only (listSessions): a hash index holds any length.
+    version: 5,
+    sql: `
+      DROP INDEX IF EXISTS sessions_workspace;
+      CREATE INDEX sessions_workspace ON sessions USING hash (workspace);
+    `,
+  },
 ]
 
 /** Rows per id bucket (a power of two: the bucket is id >> BUCKET_BITS). */

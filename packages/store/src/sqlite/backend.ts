@@ -117,7 +117,7 @@ export class SqliteBackend implements ShadowBackend {
   messageHashesFor(sessionId: string, seqs: readonly number[]): MessageMark[] { return reads.messageHashesFor(this.conn, sessionId, seqs) }
   deleteMessages(sessionId: string, seqs: readonly number[]): number { return writes.deleteMessages(this.conn, sessionId, seqs) }
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): void { writes.markElided(this.conn, sessionId, seqs, checkpointId) }
-  forgetSessions(sessionIds: readonly string[]): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds) }
+  forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds, options) }
 
   putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): void { writes.putCheckpoint(this.conn, input, derived) }
   getCheckpoint(checkpointId: string): ShadowCheckpoint | undefined { return reads.getCheckpoint(this.conn, checkpointId) }

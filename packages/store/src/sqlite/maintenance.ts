@@ -1,5 +1,5 @@
 /** Maintenance SQL: index rebuilds, stats, retention, vacuum, integrity. */
-import type { IndexViews, RetentionCandidate, RetentionUsage } from '../backend.ts'
+import { VACUUM_DUE_META, type IndexViews, type RetentionCandidate, type RetentionUsage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -165,10 +165,11 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
     const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ? WHERE id = ?')
     for (;;) {
-      const rows = page.all(after) as Row[]
-      if (rows.length === 0) break
-      conn.transaction(() => {
-        for (const row of rows) {
+      // read under the write lock: a row another process replaced between a read outside it and
+      // the write was written back from its old version (the writer's replacement lost)
+      const rows = conn.transaction(() => {
+        const batch = page.all(after) as Row[]
+        for (const row of batch) {
           const id = row['id'] as number
           const text = decodeText(row['text'])
           // stored packed (v4, event-json.ts): the hash is of the JSON as read back
@@ -188,9 +189,13 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
           if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText, row['time'] as number), row['tag'] as string)
           changed += 1
         }
-        after = rows.at(-1)!['id'] as number
-        conn.setMeta(REDACT_PASS_META, String(after))
+        if (batch.length > 0) {
+          after = batch.at(-1)!['id'] as number
+          conn.setMeta(REDACT_PASS_META, String(after))
+        }
+        return batch
       })
+      if (rows.length === 0) break
       done += rows.length
       progress?.(done, total)
     }
@@ -260,12 +265,15 @@ export function retentionUsage(conn: SqliteConnection): RetentionUsage[] {
   `).all() as Row[]).map(row => ({ sessionId: row['session_id'] as string, workspace: row['workspace'] as string | null, bytes: row['bytes'] as number })))
 }
 
+/** A fork sees its parent's rows below the fork point on its own surface: never drop those (row alias m). */
+const NO_FORK_SEES = 'NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))'
+
 export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[] {
   return conn.guard('list retention candidates', () => (conn.db.prepare(`
     SELECT m.session_id, m.elided_by, count(*) AS n, sum(${ROW_BYTES}) AS bytes, max(m.time) AS newest
     FROM messages m WHERE m.elided_by IS NOT NULL AND m.expired_at IS NULL
       -- a fork sees its parent's rows below the fork point on its own surface: never drop those
-      AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = m.session_id AND m.seq < coalesce(c.fork_seq, 9223372036854775807))
+      AND ${NO_FORK_SEES}
     GROUP BY m.session_id, m.elided_by ORDER BY newest, m.elided_by
   `).all() as Row[]).map(row => ({
     sessionId: row['session_id'] as string,
@@ -278,7 +286,9 @@ export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[
 
 export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, time: number): { rows: number; bytes: number } {
   return conn.guard('expire originals', () => conn.transaction(() => {
-    const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL`).all(checkpointId) as Row[]
+    // the fork check again, in the dropping transaction: a fork registered since the candidates
+    // were listed sees these rows on its surface
+    const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL AND ${NO_FORK_SEES}`).all(checkpointId) as Row[]
     const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ? WHERE id = ?")
     let bytes = 0
     for (const row of rows) {
@@ -293,8 +303,6 @@ export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, t
   }))
 }
 
-/** Set while text replaced in place may still sit in free pages of the file (cleared by a vacuum). */
-const VACUUM_DUE_META = 'vacuum_due'
 
 export function vacuumDue(conn: SqliteConnection): boolean {
   return conn.meta(VACUUM_DUE_META) !== undefined
@@ -316,7 +324,7 @@ export function integrityCheck(conn: SqliteConnection): string[] {
   return conn.guard('integrity check', () => {
     const problems: string[] = []
     const rebuild = pendingRebuild(conn)
-    if (conn.meta(VACUUM_DUE_META) !== undefined) problems.push('text redacted in place may remain in free pages of the file until the store is vacuumed (its vacuum() method; the capture retries at every open)')
+    if (conn.meta(VACUUM_DUE_META) !== undefined) problems.push('text redacted or forgotten may remain in free pages of the file until the store is vacuumed (its vacuum() method; the capture retries at every open)')
     if (rebuild?.alive === false) problems.push(`an interrupted index rebuild (pid ${rebuild.pid}) left half-built tables behind; the live index is intact (the next writable open drops them)`)
     for (const row of conn.db.prepare('PRAGMA quick_check').all() as Row[]) {
       const value = String(Object.values(row)[0])

@@ -1,4 +1,5 @@
 /** Schema upgrades on a writable open, and the version check of a read-only one. */
+import { ANALYZER_VERSION } from '../analyzer.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { SqliteConnection } from './connection.ts'
 import { referredDays } from '../days.ts'
@@ -7,11 +8,10 @@ import { decodeText, type Row } from './rows.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
 
 export function migrate(conn: SqliteConnection): void {
-  const current = currentVersion(conn)
-  if (current > SCHEMA_VERSION) {
-    throw new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
-  }
-  if (current === SCHEMA_VERSION) return
+  const tooNew = (current: number): ShadowStoreError => new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
+  const seen = currentVersion(conn)
+  if (seen > SCHEMA_VERSION) throw tooNew(seen)
+  if (seen === SCHEMA_VERSION) return
   // v4 packs each event JSON in SQL while it copies the rows
   conn.db.function('compact_event', { deterministic: true }, (json, text) => {
     const plain = typeof json === 'string' ? json : decodeText(json)
@@ -20,11 +20,19 @@ export function migrate(conn: SqliteConnection): void {
   // v5 fills message_days from each message's text and time
   conn.db.function('referred_days', { deterministic: true }, (text, time) => JSON.stringify(referredDays(decodeText(text), Number(time))))
   conn.transaction(() => {
+    // read again under the write lock: another process opening the same new file may have
+    // migrated it since (its migration ran twice: "table meta already exists")
+    const current = currentVersion(conn)
+    if (current > SCHEMA_VERSION) throw tooNew(current)
+    if (current === SCHEMA_VERSION) return
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue
       conn.db.exec(migration.sql)
     }
     conn.db.prepare("INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION))
+    // a new store has nothing to index: made with the current analyzer, its first open rebuilds
+    // nothing (an empty rebuild made other processes opening it at that instant fail)
+    if (current === 0) conn.setMeta('analyzer_version', String(ANALYZER_VERSION))
   })
 }
 

@@ -103,11 +103,11 @@ export function messageHashes(conn: SqliteConnection, sessionId: string): Array<
 export function messageHashesFor(conn: SqliteConnection, sessionId: string, seqs: readonly number[]): MessageMark[] {
   if (seqs.length === 0) return []
   return conn.guard('read hashes', () => {
-    const find = conn.stmt('SELECT seq, hash, elided_by, expired_at FROM messages WHERE session_id = ? AND seq = ?')
+    const find = conn.stmt('SELECT seq, hash, time, elided_by, expired_at FROM messages WHERE session_id = ? AND seq = ?')
     const marks: MessageMark[] = []
     for (const seq of seqs) {
       const row = find.get(sessionId, seq) as Row | undefined
-      if (row !== undefined) marks.push({ seq: row['seq'] as number, hash: row['hash'] as string, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null })
+      if (row !== undefined) marks.push({ seq: row['seq'] as number, hash: row['hash'] as string, time: row['time'] as number, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null })
     }
     return marks
   })

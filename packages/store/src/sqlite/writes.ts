@@ -1,5 +1,5 @@
 /** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls, forgetting sessions. */
-import type { CheckpointDerived, ForgetCounts, PreparedMessage } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -138,7 +138,7 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
 }
 
 /** Delete these sessions outright: rows, index entries, call links, checkpoints, recalls, session rows. */
-export function forgetSessions(conn: SqliteConnection, sessionIds: readonly string[]): ForgetCounts {
+export function forgetSessions(conn: SqliteConnection, sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): ForgetCounts {
   return conn.guard('forget sessions', () => conn.transaction(() => {
     const ids = conn.stmt('SELECT id FROM messages WHERE session_id = ?')
     const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
@@ -152,6 +152,7 @@ export function forgetSessions(conn: SqliteConnection, sessionIds: readonly stri
       counts.recalls += Number(conn.stmt('DELETE FROM recalls WHERE session_id = ?').run(sessionId).changes)
       counts.sessions += Number(conn.stmt('DELETE FROM sessions WHERE session_id = ?').run(sessionId).changes)
     }
+    if (options.vacuumDue === true) conn.setMeta(VACUUM_DUE_META, 'forget')
     return counts
   }))
 }
