@@ -6,7 +6,7 @@
  * whole. The store's ids jump 40 buckets, so a small store spans buckets as a large one does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
+import { type PostgresBackend, ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -58,8 +58,11 @@ describe('PostgreSQL substring lists the trigram index cannot narrow', () => {
     const hurriedEverywhere = await hurried.scopeSegments({ sessionId: 'new', allSessions: true })
     expect((await hurried.backend.searchIndex({ ...list, segments: hurriedEverywhere, terms: anchors })).hits.map(key)).toEqual([])
     expect((await hurried.backend.searchIndexes!([{ ...list, segments: hurriedEverywhere, terms: anchors }, { ...list, segments: hurriedEverywhere, terms: ['i/o'] }])).map(result => result.hits.map(key))).toEqual([[], ['new/11000']])
-    // a scoped list is not bounded: the session's rows are read whole
+    // a scoped list is not bounded: the session's rows are read whole, once (not cut and run again)
+    const guard = (hurried.backend as PostgresBackend).connection.listGuard
+    const cut = guard.bounded
     expect((await hurried.backend.searchIndex({ ...list, segments: await hurried.scopeSegments({ sessionId: 'old' }), terms: anchors })).hits.map(key)).toEqual(['old/0'])
+    expect(guard.bounded).toBe(cut)
     const answered = await hurried.search('compactor.cfg absent0.cfg absent1.cfg absent2.cfg absent3.cfg', { sessionId: 'new', allSessions: true })
     expect(answered.coverage.searched).toBeGreaterThan(12_000)
     await hurried.close()
