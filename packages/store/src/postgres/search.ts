@@ -84,17 +84,17 @@ function newestRowsSql(where: string, limit: number, params: Params): string {
  * search guard. A plan the store did not expect (or a server too loaded for the full one) costs
  * the guard and a bounded read, never the search.
  */
-async function guardedLists<R extends Record<string, unknown>>(connection: PgConnection, build: (bounded: boolean) => Promise<{ sql: string; params: Params } | undefined>): Promise<R[]> {
-  // the bounded form first: lists that are all scoped have none (it is the same statement), and
-  // cutting them would only run them twice (a session of 100k rows: 0.3 s lost per statement)
-  const bounded = await build(true)
+async function guardedLists<R extends Record<string, unknown>>(connection: PgConnection, build: (bounded: boolean) => Promise<{ sql: string; params: Params; storeWide: boolean } | undefined>): Promise<R[]> {
   const full = await build(false)
   if (full === undefined) return []
   connection.listGuard.statements += 1
-  if (bounded !== undefined && bounded.sql === full.sql) return connection.search<R>('search', full.sql, full.params.values)
+  // scoped lists only have no bounded form: cutting them would only run them twice (a session of
+  // 100k rows: 0.3 s lost per statement)
+  if (!full.storeWide) return connection.search<R>('search', full.sql, full.params.values)
   const rows = await connection.searchList<R>('search', full.sql, full.params.values)
   if (rows !== undefined) return rows
   connection.listGuard.bounded += 1
+  const bounded = await build(true)
   return bounded === undefined ? [] : connection.search<R>('search', bounded.sql, bounded.params.values)
 }
 
@@ -129,7 +129,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
     const rows = await guardedLists(connection, async bounded => {
       const params = new Params()
       const ids = await newestListSql(connection, query, whole, params, undefined, bounded)
-      return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params }
+      return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params, storeWide: !scopedMatch(query.segments, whole) }
     })
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
@@ -181,6 +181,7 @@ export async function searchIndexes(connection: PgConnection, queries: readonly 
       wanted AS (SELECT id, array_agg(list) AS lists FROM picked GROUP BY id)
       SELECT ${CANDIDATE_COLUMNS}, w.lists FROM wanted w JOIN messages m ON m.id = w.id ORDER BY m.id DESC`,
         params: made.params,
+        storeWide: made.storeWide,
       }
     })
     if (lists.length === 0) return new Map()
@@ -219,6 +220,7 @@ export async function listIds(connection: PgConnection, queries: readonly IndexQ
     WITH ${made.ctes}
     ${lists.map((_, index) => `SELECT ${index} AS list, (SELECT array_agg(id ORDER BY id DESC) FROM l${index}) AS ids`).join(' UNION ALL ')}`,
       params: made.params,
+      storeWide: made.storeWide,
     }
   })
   for (const row of rows) ids[lists[row.list]!.at] = (row.ids ?? []).map(Number)
@@ -238,13 +240,18 @@ export async function candidateRows(connection: PgConnection, ids: readonly numb
  * The CTEs of a batch of newest-first lists (`l0`, `l1`, … in the order of `lists`, and their
  * shared walk), for the queries `take` accepts; a list that cannot match anything is left out.
  */
-async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<WholeStore>, bounded = false): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params }> {
+async function listsSql(connection: PgConnection, queries: readonly IndexQuery[], take: (query: IndexQuery) => boolean, whole: (query: IndexQuery) => Promise<WholeStore>, bounded = false): Promise<{ lists: Array<{ at: number; sql: string }>; ctes: string; params: Params; storeWide: boolean }> {
   const params = new Params()
   const walk = new SharedWalk(params)
   // every list's plan (its start needs the statistics, cached) at once; SQL text in list order
-  const plans = await Promise.all(queries.map(async query => (take(query) ? newestListSql(connection, query, await whole(query), params, walk, bounded) : undefined)))
-  const lists = plans.flatMap((sql, at) => (sql === undefined ? [] : [{ at, sql }]))
-  return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params }
+  const plans = await Promise.all(queries.map(async query => {
+    if (!take(query)) return undefined
+    const scope = await whole(query)
+    const sql = await newestListSql(connection, query, scope, params, walk, bounded)
+    return sql === undefined ? undefined : { sql, storeWide: !scopedMatch(query.segments, scope) }
+  }))
+  const lists = plans.flatMap((plan, at) => (plan === undefined ? [] : [{ at, sql: plan.sql }]))
+  return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params, storeWide: plans.some(plan => plan?.storeWide === true) }
 }
 
 /**
