@@ -74,54 +74,56 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4) + 4
 }
 
-/** Convert one captured event to a store row. */
-export function rowFromCaptured(captured: CapturedEvent): ShadowMessageInput {
-  const event = JSON.parse(captured.eventJson) as { data?: Record<string, unknown> }
-  const data = event.data ?? {}
-  let role: ShadowRole
-  let sourceKind: string
-  let text: string
-  let toolName: string | null = null
-  let callId: string | null = null
-  switch (captured.type) {
+/** Role, source, text and call of one event's data, by its type. */
+function eventRow(type: ShadowEventType, data: Record<string, unknown>, resultToolName: string | null): { role: ShadowRole; sourceKind: string; text: string; toolName: string | null; callId: string | null } {
+  switch (type) {
     case 'user/message': {
       const message = data as MessageLike
-      role = 'user'
-      sourceKind = sourceKindOf(message.source, 'user')
-      text = renderBlocks(message.content)
-      break
+      return { role: 'user', sourceKind: sourceKindOf(message.source, 'user'), text: renderBlocks(message.content), toolName: null, callId: null }
     }
     case 'assistant/message': {
       const message = (data['message'] ?? {}) as MessageLike
-      role = 'assistant'
-      sourceKind = message.source?.kind ?? 'model'
-      text = renderBlocks(message.content)
       const calls = (message.content ?? []).filter(block => block.type === 'tool-call')
-      if (calls.length > 0) {
-        toolName = calls.map(block => block.name ?? '?').join(' ')
-        callId = calls.map(block => block.id ?? '?').join(' ')
+      return {
+        role: 'assistant', sourceKind: message.source?.kind ?? 'model', text: renderBlocks(message.content),
+        toolName: calls.length === 0 ? null : calls.map(block => block.name ?? '?').join(' '),
+        callId: calls.length === 0 ? null : calls.map(block => block.id ?? '?').join(' '),
       }
-      break
     }
     case 'tool/result': {
       const message = (data['message'] ?? {}) as MessageLike
-      role = 'tool'
-      sourceKind = message.source?.kind ?? 'tool'
-      text = renderBlocks(message.content)
       const result = (message.content ?? []).find(block => block.type === 'tool-result')
-      callId = result?.toolCallId ?? null
-      toolName = captured.toolName
-      break
+      return { role: 'tool', sourceKind: message.source?.kind ?? 'tool', text: renderBlocks(message.content), toolName: resultToolName, callId: result?.toolCallId ?? null }
     }
     case 'request/header': {
       const header = (data['header'] ?? {}) as { system?: string; tools?: Array<{ name?: string; description?: string }> }
-      role = 'system'
-      sourceKind = 'request/header'
       const tools = (header.tools ?? []).map(tool => `- ${tool.name ?? '?'}: ${tool.description ?? ''}`)
-      text = [header.system ?? '', tools.length === 0 ? '' : `Tools:\n${tools.join('\n')}`].filter(part => part.length > 0).join('\n\n')
-      break
+      const text = [header.system ?? '', tools.length === 0 ? '' : `Tools:\n${tools.join('\n')}`].filter(part => part.length > 0).join('\n\n')
+      return { role: 'system', sourceKind: 'request/header', text, toolName: null, callId: null }
     }
   }
+}
+
+/**
+ * The text a parsed log event renders to, as its row keeps it; undefined for a document that is
+ * no captured event (a row appended with its own text).
+ */
+export function renderedText(event: unknown): string | undefined {
+  if (typeof event !== 'object' || event === null) return undefined
+  const { type, data } = event as { type?: unknown; data?: unknown }
+  if (typeof type !== 'string' || !CAPTURED_EVENT_TYPES.has(type)) return undefined
+  try {
+    return eventRow(type as ShadowEventType, typeof data === 'object' && data !== null ? data as Record<string, unknown> : {}, null).text
+  } catch {
+    // a document shaped unlike dsh's events (content not blocks) renders to nothing
+    return undefined
+  }
+}
+
+/** Convert one captured event to a store row. */
+export function rowFromCaptured(captured: CapturedEvent): ShadowMessageInput {
+  const event = JSON.parse(captured.eventJson) as { data?: Record<string, unknown> }
+  const { role, sourceKind, text, toolName, callId } = eventRow(captured.type, event.data ?? {}, captured.toolName)
   return {
     sessionId: captured.sessionId,
     seq: captured.seq,

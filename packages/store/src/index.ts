@@ -9,7 +9,7 @@ export type { Awaitable, ForgetCounts, IndexHit, IndexQuery, IndexResult, Messag
 export { SqliteBackend, sqliteError, type SqliteBackendOptions } from './sqlite/backend.ts'
 export { PostgresBackend } from './postgres/backend.ts'
 export { displayLocation, isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
-export { hashEventJson, rowHash, ShadowStore, type ForgetOptions, type ForgetReport, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
+export { hashEventJson, redactEventJson, rowHash, ShadowStore, type ForgetOptions, type ForgetReport, type IngestOp, type IngestReport, type ReadOptions, type ScopeOptions, type SearchHit, type SearchOptions, type SearchResult, type ShadowStoreOptions } from './store.ts'
 export { ShadowStoreWorkerClient, type ShadowStoreApi } from './client.ts'
 export { CAPTURED_EVENT_TYPES, estimateTokens, renderBlocks, rowFromCaptured, type CapturedEvent } from './events.ts'
 export { failpoint, type FailpointName } from './failpoint.ts'

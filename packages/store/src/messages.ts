@@ -5,6 +5,7 @@ import { MAX_TIME, referredDays } from './days.ts'
 import type { IndexViews, PreparedMessage } from './backend.ts'
 import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
+import { renderedText } from './events.ts'
 import type { Redactor } from './redact.ts'
 import type { ShadowMessageInput } from './types.ts'
 import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, MAX_CALL_ID_CHARS, optionalColumnText, ROLES } from './validate.ts'
@@ -12,6 +13,18 @@ import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, MAX_CALL_ID_CH
 /** What the indexes hold of a stored text: the two analyzer views and the days it refers to. */
 export function messageViews(text: string, time: number): IndexViews & { readonly days: readonly number[] } {
   return { ...indexViews(text), days: referredDays(text, time) }
+}
+
+/**
+ * A log event's JSON as a redacting store keeps it: every string redacted, and what the text the
+ * event renders to gives away taken out too (a secret's name and its value in two content blocks
+ * are one secret in the row's text, where blocks are joined by a newline).
+ */
+export function redactEventJson(eventJson: string, redactor: Redactor): string {
+  return redactor.json(eventJson, parsed => {
+    const text = renderedText(parsed)
+    return text === undefined ? [] : redactor.removed(text)
+  })
 }
 
 export function hashEventJson(eventJson: string): string {
@@ -25,7 +38,7 @@ export function hashEventJson(eventJson: string): string {
  * event the same way and compares (redaction is deterministic). Without redaction: sha1 of the event.
  */
 export function rowHash(eventJson: string, redactor: Redactor | undefined): string {
-  return hashEventJson(redactor === undefined ? eventJson : redactor.json(eventJson))
+  return hashEventJson(redactor === undefined ? eventJson : redactEventJson(eventJson, redactor))
 }
 
 /** The checked fields of one row: what `prepareMessage` refuses, without analysis (a batch checks every row before it writes). */
@@ -52,7 +65,7 @@ export function checkMessage(input: ShadowMessageInput): { sessionId: string; se
 export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
   const { sessionId, seq, turn, step, toolName, callId } = checkMessage(input)
   const tag = await ensureTag(sessionId)
-  const eventJson = redactor === undefined ? input.eventJson : redactor.json(input.eventJson)
+  const eventJson = redactor === undefined ? input.eventJson : redactEventJson(input.eventJson, redactor)
   const hash = hashEventJson(eventJson)
   const text = redactor === undefined ? input.text : redactor.text(input.text)
   const views = messageViews(text, Math.floor(input.time))

@@ -59,7 +59,7 @@ const KEY_BODY = /[A-Za-z0-9+/=\r\n]*/y
  * PEM private key blocks, BEGIN to END, in one left-to-right pass. Once a BEGIN has no END after
  * it, no later one has either: the rest is searched for bodies only, never rescanned per header.
  */
-function privateKeys(text: string): string {
+function privateKeys(text: string, removed?: (value: string) => void): string {
   if (!text.includes('PRIVATE KEY-----')) return text
   const marker = '[REDACTED:private-key]'
   let out = ''
@@ -80,6 +80,7 @@ function privateKeys(text: string): string {
       KEY_BODY.exec(text)
       stop = KEY_BODY.lastIndex
     }
+    removed?.(text.slice(begin.index, stop))
     out += text.slice(at, begin.index) + marker
     at = stop
     KEY_BEGIN.lastIndex = stop
@@ -106,6 +107,49 @@ function compile(source: string, index: number): Detector {
   return { kind: 'custom', pattern }
 }
 
+/** One secret a redaction takes out: the detector's kind and the characters removed. */
+export interface Removed {
+  readonly kind: string
+  readonly value: string
+}
+
+/** Shortest line of a secret found in rendered text that is also taken out of a JSON document's strings. */
+const MIN_CARRIED_CHARS = 6
+
+/** The lines of secrets to take out of a document, longest first (a line inside a longer one goes with it). */
+function carriedPieces(also: readonly Removed[]): Removed[] {
+  const pieces = new Map<string, string>()
+  for (const { kind, value } of also) {
+    for (const line of value.split(/\r?\n/)) {
+      const piece = line.trim()
+      if (piece.length >= MIN_CARRIED_CHARS && !piece.startsWith('[REDACTED:') && !pieces.has(piece)) pieces.set(piece, kind)
+    }
+  }
+  return [...pieces].map(([value, kind]) => ({ kind, value })).toSorted((a, b) => b.value.length - a.value.length)
+}
+
+/** Every string of a parsed document (keys too) with each piece replaced by its marker, literally. */
+function withoutPieces(value: unknown, pieces: readonly Removed[]): unknown {
+  const scrub = (text: string): string => {
+    let out = text
+    for (const { kind, value: piece } of pieces) if (out.includes(piece)) out = out.split(piece).join(`[REDACTED:${kind}]`)
+    return out
+  }
+  if (typeof value === 'string') return scrub(value)
+  if (Array.isArray(value)) return value.map(item => withoutPieces(item, pieces))
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+    for (const [key, item] of Object.entries(value)) {
+      const scrubbed = scrub(key)
+      let name = scrubbed
+      for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${scrubbed}#${n}`
+      out[name] = withoutPieces(item, pieces)
+    }
+    return out
+  }
+  return value
+}
+
 export class Redactor {
   /** The policy as given (validated): what a store saves and a verifier rebuilds. */
   readonly options: RedactionOptions
@@ -122,14 +166,29 @@ export class Redactor {
 
   /** The text with every detected secret replaced by `[REDACTED:<kind>]`. */
   text(text: string): string {
-    let out = this.builtins ? privateKeys(text) : text
+    return this.run(text)
+  }
+
+  /** What `text` takes out of this text: each secret (or whole match) with its detector's kind. */
+  removed(text: string): Removed[] {
+    const found: Removed[] = []
+    this.run(text, (kind, value) => found.push({ kind, value }))
+    return found
+  }
+
+  private run(text: string, removed?: (kind: string, value: string) => void): string {
+    let out = this.builtins ? privateKeys(text, removed === undefined ? undefined : value => removed('private-key', value)) : text
     for (const { kind, pattern } of this.detectors) {
       pattern.lastIndex = 0
       out = out.replace(pattern, (...args: unknown[]) => {
         const match = args[0] as string
         const groups = args.at(-1)
         const secret = typeof groups === 'object' && groups !== null ? (groups as Record<string, string | undefined>)['secret'] : undefined
-        if (secret === undefined || secret.length === 0) return `[REDACTED:${kind}]`
+        if (secret === undefined || secret.length === 0) {
+          removed?.(kind, match)
+          return `[REDACTED:${kind}]`
+        }
+        removed?.(kind, secret)
         const at = match.lastIndexOf(secret)
         return `${match.slice(0, at)}[REDACTED:${kind}]${match.slice(at + secret.length)}`
       })
@@ -140,15 +199,20 @@ export class Redactor {
   /**
    * A JSON document with every string redacted, keys included (a key can be a secret too), and
    * every string under a secret-named key replaced whole. Structure kept, still valid JSON.
+   * `also`: secrets found elsewhere in the parsed document (in the text it renders to: a name and
+   * its value in two content blocks), taken out of every string too, each line of at least
+   * MIN_CARRIED_CHARS characters (a line that short is no secret's whole and would hit ordinary text).
    */
-  json(json: string): string {
+  json(json: string, also?: (parsed: unknown) => readonly Removed[]): string {
     let parsed: unknown
     try {
       parsed = JSON.parse(json)
     } catch {
       return this.text(json)
     }
-    return JSON.stringify(this.value(parsed))
+    const carried = also === undefined ? [] : carriedPieces(also(parsed))
+    const redacted = this.value(parsed)
+    return JSON.stringify(carried.length === 0 ? redacted : withoutPieces(redacted, carried))
   }
 
   private value(value: unknown): unknown {

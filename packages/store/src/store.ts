@@ -11,7 +11,7 @@ import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.t
 import { parseShadowId, shadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
-import { hashEventJson, messageViews, prepareMessage, rowHash } from './messages.ts'
+import { hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
@@ -39,7 +39,7 @@ import type {
 } from './types.ts'
 import { assertArray, assertOptionalInt, assertOptionalSeq, assertSeq, assertString, assertTime, columnText, MAX_WORKSPACE_CHARS, optionalColumnText, optionalId } from './validate.ts'
 
-export { hashEventJson, rowHash }
+export { hashEventJson, redactEventJson, rowHash }
 export type { ForgetOptions, ForgetReport, IngestOp, IngestReport, ReadOptions, ScopeOptions }
 export type { SearchHit, SearchOptions, SearchResult } from './search/types.ts'
 
@@ -59,6 +59,12 @@ export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBacken
 
 /** Where a store keeps its redaction policy, so every writer applies the same one. */
 const REDACT_META = 'redact'
+/**
+ * What a redaction of stored rows takes out, as a number: 2 also takes a secret out of the event
+ * JSON when its name and value sit in two content blocks (redactEventJson).
+ */
+const REDACTION_VERSION = 2
+const REDACTION_VERSION_META = 'redaction_version'
 
 function savedRedactor(saved: string | undefined): Redactor | undefined {
   if (saved === undefined || saved === 'off') return undefined
@@ -133,6 +139,12 @@ export class ShadowStore {
         // a redacting store from before row hashes were of the stored form: one pass rehashes it
         // (the old hash of the unredacted event is what a dictionary attack needs)
         if (redactor !== undefined && !(await backend.rowHashesCurrent())) await backend.markRedactionPending()
+        // rows a redacting store kept before its redaction took what it does now (REDACTION_VERSION):
+        // one pass redacts them again (marked before the version, so a kill between leaves it due)
+        if (redactor !== undefined && (await backend.meta(REDACTION_VERSION_META)) !== String(REDACTION_VERSION)) {
+          await backend.markRedactionPending()
+          await backend.setMeta(REDACTION_VERSION_META, String(REDACTION_VERSION))
+        }
         if (redactor !== undefined && (await backend.redactionPending())) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))
         if (await backend.vacuumDue()) {
           try {
@@ -476,7 +488,7 @@ export class ShadowStore {
   async redactStored(progress?: (done: number, total: number) => void): Promise<{ rows: number; changed: number }> {
     const redactor = this.redactor
     if (redactor === undefined) return { rows: 0, changed: 0 }
-    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactor.json(json), hash: hashEventJson }, messageViews, progress)
+    return this.backend.redactStored({ text: text => redactor.text(text), json: json => redactEventJson(json, redactor), hash: hashEventJson }, messageViews, progress)
   }
 
   /** Rebuild the search indexes from stored text. */

@@ -14,7 +14,7 @@
  */
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
-import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, type ShadowStoreApi, ShadowStoreError } from '@dsh-shadow/store'
+import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, redactEventJson, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, type ShadowStoreApi, ShadowStoreError } from '@dsh-shadow/store'
 import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
@@ -152,7 +152,7 @@ export class ShadowCapture extends Service {
 
   /** A log event with every string redacted as the store redacts its event JSON (the same event when off). */
   redactEvent<T extends SessionEvent>(event: T): T {
-    return this.redactValue(event)
+    return this.redactor === undefined ? event : JSON.parse(redactEventJson(JSON.stringify(event), this.redactor)) as T
   }
 
   /** Any JSON value with every string redacted as the store redacts event JSON (the same value when off). */

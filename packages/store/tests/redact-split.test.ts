@@ -1,0 +1,111 @@
+/**
+ * A secret whose name and value sit in two content blocks: the row's text joins the blocks with a
+ * newline and is redacted whole, so the stored event JSON must not keep the value either (read
+ * returns it). Both backends; a store written before this redaction is redacted again on open.
+ */
+import { DatabaseSync } from 'node:sqlite'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Redactor } from '../src/redact.ts'
+import { redactEventJson, ShadowStore } from '../src/index.ts'
+import { message } from './helpers.ts'
+import { TARGETS, type PostgresTarget } from './targets.ts'
+
+const SECRET = 'Zebra-Horse-Battery-77'
+
+/** A user message of two text blocks, the secret's name in the first and its value in the second. */
+function split(sessionId: string, seq: number, value = SECRET) {
+  const blocks = ['the db password:', value]
+  const text = blocks.join('\n')
+  return message(sessionId, seq, text, { eventJson: JSON.stringify({ type: 'user/message', seq, time: 1, data: { content: blocks.map(block => ({ type: 'text', text: block })) } }) })
+}
+
+describe('redactEventJson', () => {
+  const redactor = new Redactor({})
+
+  it('takes a value out of its own block when the name is in the block before', () => {
+    const json = split('s', 0).eventJson
+    expect(redactor.json(json)).toContain(SECRET) // string by string, the value alone is no secret
+    const redacted = redactEventJson(json, redactor)
+    expect(redacted).not.toContain(SECRET)
+    expect(JSON.parse(redacted).data.content.map((block: { text: string }) => block.text)).toEqual(['the db password:', '[REDACTED:secret]'])
+    // deterministic and idempotent: a verifier redacting the log event again gets the same bytes
+    expect(redactEventJson(json, redactor)).toBe(redacted)
+    expect(redactEventJson(redacted, redactor)).toBe(redacted)
+  })
+
+  it('takes every line of a private key split across blocks out', () => {
+    const body = 'MIIEowIBAAKCAQEAx7Qm2bq9Zl4fG8vTnK1sP0dR3yW6uH5jA2cE9oL1iN4tB7rX'
+    const blocks = ['-----BEGIN RSA PRIVATE KEY-----', `${body}\n-----END RSA PRIVATE KEY-----`]
+    const json = JSON.stringify({ type: 'tool/result', seq: 3, data: { message: { content: [{ type: 'tool-result', toolCallId: 'c1', content: blocks.map(text => ({ type: 'text', text })) }] } } })
+    expect(redactor.json(json)).toContain(body)
+    expect(redactEventJson(json, redactor)).not.toContain(body)
+  })
+
+  it('leaves a document that is no dsh event, and ordinary blocks, as string-by-string redaction does', () => {
+    const other = JSON.stringify({ note: 'the db password:', next: SECRET })
+    expect(redactEventJson(other, redactor)).toBe(redactor.json(other))
+    const plain = JSON.stringify({ type: 'user/message', seq: 0, data: { content: [{ type: 'text', text: 'hello' }, { type: 'text', text: 'world, password: hunter22x' }] } })
+    expect(redactEventJson(plain, redactor)).toBe(redactor.json(plain))
+    // a short line of a secret is not carried into other strings (it would hit ordinary words)
+    const short = JSON.stringify({ type: 'user/message', seq: 0, data: { content: [{ type: 'text', text: 'token =' }, { type: 'text', text: 'abcdefg' }, { type: 'text', text: 'the abcdef of it' }] } })
+    expect(JSON.parse(redactEventJson(short, redactor)).data.content[2].text).toBe('the abcdef of it')
+  })
+})
+
+describe.each(TARGETS)('a secret split across content blocks on $name', target => {
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+
+  it('is kept in neither the text nor the event JSON, and the row verifies against its log event', async () => {
+    const store = await ShadowStore.open(target.location(), { redact: {} })
+    const row = split('s', 0)
+    await store.append([row])
+    const [stored] = await store.read({ sessionId: 's' })
+    expect(stored!.text).not.toContain(SECRET)
+    expect(stored!.eventJson).not.toContain(SECRET)
+    // what capture's confirm sends: the hash of the log event as this store redacts it
+    expect((await store.confirm('s', [{ seq: 0, hash: store.hashOf(row.eventJson) }])).mismatched).toEqual([])
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+  })
+
+  it('a redacting store written before this redaction is redacted again when it opens', async () => {
+    const location = target.location()
+    const plain = await ShadowStore.open(location, { redact: false })
+    await plain.append([split('old', 0)])
+    await plain.close()
+    // as a redacting store of the previous version left it: its policy saved, no redaction version
+    await setMeta(target, location, 'redact', '{}')
+    const store = await ShadowStore.open(location, { redact: {} })
+    const [stored] = await store.read({ sessionId: 'old' })
+    expect(stored!.text).not.toContain(SECRET)
+    expect(stored!.eventJson).not.toContain(SECRET)
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+    // once redacted again, a later open does not pass over the rows again
+    expect(await metaOf(target, location, 'redaction_version')).toBe('2')
+  })
+})
+
+async function setMeta(target: (typeof TARGETS)[number], location: string, key: string, value: string): Promise<void> {
+  if (target.name === 'sqlite') {
+    const db = new DatabaseSync(location)
+    db.prepare('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)').run(key, value)
+    db.close()
+    return
+  }
+  const schema = new URL(location).searchParams.get('schema')!
+  await (target as PostgresTarget).sql(`INSERT INTO "${schema}".meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, value])
+}
+
+async function metaOf(target: (typeof TARGETS)[number], location: string, key: string): Promise<string | undefined> {
+  if (target.name === 'sqlite') {
+    const db = new DatabaseSync(location)
+    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined
+    db.close()
+    return row?.value
+  }
+  const schema = new URL(location).searchParams.get('schema')!
+  const rows = await (target as PostgresTarget).sql(`SELECT value FROM "${schema}".meta WHERE key = $1`, [key])
+  return rows[0]?.['value'] as string | undefined
+}
