@@ -4,12 +4,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { SessionEvent } from '@deepseek-ai/dsh-session'
 import { codingSession, DshHarness, ScriptedModel } from '@dsh-shadow/testing'
 import { describe, expect, it } from 'vitest'
-import { applyEvent, initState, PROJECTION_KEY, SEARCH_TOOL, ShadowContextViewSchema, ShadowProjection, type ShadowContextView } from '../src/index.ts'
+import { applyEvent, initState, PROJECTION_KEY, SEARCH_TOOL, ShadowContextReader, ShadowContextViewSchema, ShadowProjection, type ShadowContextView } from '../src/index.ts'
+import { RedactionRegistry } from '../src/redaction-registry.ts'
 import { MASK_MODEL } from '../src/engine/engine.ts'
 import { MASK_MARKER } from '../src/engine/mask.ts'
 import { cleanupAfterEach } from './support.ts'
 
-const { harnesses } = cleanupAfterEach('shadow-projection-')
+const { harnesses, newHome } = cleanupAfterEach('shadow-projection-')
 
 describe('shadowContext projection unit', () => {
   it('keeps the same state for events it does not care about', () => {
@@ -132,5 +133,32 @@ describe('shadowContext projection in a web profile (capture in the preset, proj
     expect(value.recalls.at(-2)!.query).toContain('[REDACTED:')
     expect(value.recalls.at(-1)!.snippet).toContain('[REDACTED:')
   })
-})
 
+  it('redacts a cold session\'s recall queries with the store\'s policy as soon as the web reader starts, before any request', async () => {
+    const presetsRoot = fileURLToPath(new URL('../presets', import.meta.url))
+    const fixtures = fileURLToPath(new URL('./fixtures/presets', import.meta.url))
+    const presets = { roots: [presetsRoot, fixtures], default: 'shadow-redact', baseUrl: pathToFileURL(fileURLToPath(new URL('../package.json', import.meta.url))).href }
+    const key = 'sk-live9876543210zyxwvutsrqp'
+    const home = newHome()
+    // a past server run: the preset's capture stored the session (redacting) and the model searched with a key
+    const before = await DshHarness.create({ home, model: new ScriptedModel({ contextWindow: 16_000 }), presets })
+    const agent = await before.createAgent({ sessionId: 'cold-redact', preset: 'shadow-redact' })
+    before.model.enqueue({ kind: 'text', text: 'Stored.' })
+    await before.send(agent, `Deploy with DEEPSEEK_API_KEY=${key} in eu-west-1.`)
+    before.model.enqueue({ kind: 'tools', calls: [{ name: SEARCH_TOOL, args: { query: `where did we deploy with ${key}` } }] }, { kind: 'text', text: 'found it' })
+    await before.send(agent, 'Where did we deploy?')
+    expect(before.invariantFailures()).toEqual([])
+    await before.dispose({ keepHome: true })
+    // a new server: no capture has run in it, so no policy is registered in the process
+    expect(RedactionRegistry.text(key)).toBe(key)
+    const harness = await DshHarness.create({ home, model: new ScriptedModel({ contextWindow: 16_000 }), plugins: [{ plugin: ShadowProjection }, { plugin: ShadowContextReader, config: { home } }] })
+    harnesses.push(harness)
+    await (harness.ctx as unknown as { shadowContextReader: ShadowContextReader }).shadowContextReader.policyRead
+    // the cold session opened from the sidebar: resumed without its preset, no reader request made
+    const cold = await harness.resume('cold-redact')
+    const value = harness.ctx.sessionProjections.snapshot(cold.session).values[PROJECTION_KEY] as ShadowContextView
+    expect(value.recalls.length).toBeGreaterThan(0)
+    expect(JSON.stringify(value)).not.toContain('sk-live9876543210')
+    expect(value.recalls.at(-1)!.query).toContain('[REDACTED:')
+  })
+})

@@ -151,13 +151,16 @@ export class ShadowContextReader extends TypertRemoteService {
     ctx.effect(() => () => {
       this.unregister?.()
       this.unregister = undefined
+      // a policy read still under way registers nothing once its handle is gone
+      this.redaction = undefined
       const open = this.store
       this.store = undefined
       void open?.then(store => store.close(), () => undefined)
     }, 'shadow-context reader: store handle')
+    this.policyRead = this.redactorOf(this.opened()).then(() => undefined, () => undefined)
   }
 
-  /** A read-only handle on the store, opened on first use (the capture may not have created it yet). */
+  /** A read-only handle on the store, opened as the reader starts and again on use after a failure (the capture may not have created it yet). */
   private opened(): Promise<ShadowStoreApi> {
     this.store ??= ShadowStoreWorkerClient.open(this.path, { readOnly: true }).catch((error: unknown) => {
       this.store = undefined // retry on the next call: the capture creates the file with the first session
@@ -166,9 +169,14 @@ export class ShadowContextReader extends TypertRemoteService {
     return this.store
   }
 
-  private async resolver(session: unknown, scope: ReaderScope): Promise<RecallResolver> {
-    const sessionId = sessionIdOf(session)
-    const handle = this.opened()
+  /**
+   * The store's policy, read as the reader starts (not at its first request): the host projection
+   * of a cold session opened before any request redacts with it (its capture runs in a preset).
+   * Settles once read, or once the store turned out missing or unreadable (asked again on use).
+   */
+  readonly policyRead: Promise<void>
+
+  private async redactorOf(handle: Promise<ShadowStoreApi>): Promise<Redactor | undefined> {
     const store = await handle
     // the policy the capture saved in the store: a secret in the query is searched as it is stored.
     // It is fixed while the store is open, so it is read and compiled once per handle.
@@ -184,7 +192,14 @@ export class ShadowContextReader extends TypertRemoteService {
       }, () => undefined)
       this.redaction = redaction
     }
-    const redactor = await this.redaction.redactor
+    return this.redaction.redactor
+  }
+
+  private async resolver(session: unknown, scope: ReaderScope): Promise<RecallResolver> {
+    const sessionId = sessionIdOf(session)
+    const handle = this.opened()
+    const store = await handle
+    const redactor = await this.redactorOf(handle)
     const redact = redactor === undefined ? {} : { redact: (text: string) => redactor.text(text) }
     if (scope === 'session') return new RecallResolver(store, { sessionId, ...redact })
     const workspace = cwdOf(session) ?? (await store.session(sessionId))?.workspace ?? undefined
