@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { checkpointId, Redactor, sessionTag, ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
+import { checkpointId, Redactor, sessionTag, ShadowStore, type ReadOptions, type ShadowMessageInput } from '@dsh-shadow/store'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodeCursor, RecallError, RecallResolver } from '../src/index.ts'
+import { decodeCursor, RecallError, RecallResolver, type ReadArgs } from '../src/index.ts'
 
 let dir: string
 let store: ShadowStore
@@ -264,6 +264,53 @@ describe('RecallResolver', () => {
     // one message over the cap still comes whole
     await store.append([row('bulky', 7, 'z'.repeat(1_500_000))])
     expect((await resolver('bulky').page({ id: `${sessionTag('bulky')}.7`, before: 0, after: 0 })).messages[0]!.text.length).toBe(1_500_000)
+  })
+
+  it('pages a seq range or time window by reading only the page\'s own rows, the same pages as before', async () => {
+    await store.registerSession({ sessionId: 'pager', workspace: '/repo' })
+    // sparse seqs (a log's other events take seqs too) and a time per row
+    const seqs = Array.from({ length: 400 }, (_, index) => index + 1).filter(seq => seq % 7 !== 0)
+    await store.append(seqs.map(seq => row('pager', seq, `pager row ${seq}`)))
+    let rowsRead = 0
+    const counted = new Proxy(store, {
+      get(target, name) {
+        if (name === 'read') return async (...args: Parameters<ShadowStore['read']>) => { const rows = await target.read(...args); rowsRead += rows.length; return rows }
+        const value = Reflect.get(target, name) as unknown
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+      },
+    })
+    const pager = new RecallResolver(counted, { sessionId: 'pager' }, () => T0 + 1_000 * 60_000)
+    const windows: Array<{ args: ReadArgs; bounds: ReadOptions }> = [
+      { args: { from_seq: 5, to_seq: 390 }, bounds: { fromSeq: 5, toSeq: 390 } },
+      { args: { since: new Date(T0 + 50 * 60_000).toISOString(), until: new Date(T0 + 300 * 60_000).toISOString() }, bounds: { timeFrom: T0 + 50 * 60_000, timeTo: T0 + 300 * 60_000 } },
+    ]
+    for (const { args: window, bounds } of windows) {
+      const all = await store.read({ sessionId: 'pager' }, { ...bounds, limit: 5_000 })
+      expect(all.length).toBeGreaterThan(200)
+      for (const start of [0, 1, 17, 100, all.length - 3, all.length - 1, all.length]) {
+        rowsRead = 0
+        const page = await pager.page(window, start, 20)
+        expect(page.total, `${JSON.stringify(window)} at ${start}`).toBe(all.length)
+        expect(page.messages.map(message => message.seq)).toEqual(all.slice(start, start + 20).map(message => message.seq))
+        // its own rows, and the window's first and last rows (the seqs its start is looked for between)
+        expect(rowsRead, `rows read for the page at ${start}`).toBeLessThanOrEqual(22)
+      }
+      expect((await failure(() => pager.page(window, all.length + 1, 20))).code).toBe('INVALID_INPUT')
+    }
+  })
+
+  it('pages a time window whose rows are not one seq range (times out of seq order) the same as reading it whole', async () => {
+    await store.registerSession({ sessionId: 'pager-skew', workspace: '/repo' })
+    // every 9th row's clock was behind: it sits between the window's seqs but outside its times
+    await store.append(Array.from({ length: 120 }, (_, index) => row('pager-skew', index + 1, `skewed row ${index + 1}`, index % 9 === 4 ? { time: T0 - 86_400_000 } : {})))
+    const bounds = { timeFrom: T0 + 10 * 60_000, timeTo: T0 + 100 * 60_000 }
+    const all = await store.read({ sessionId: 'pager-skew' }, { ...bounds, limit: 5_000 })
+    const window = { since: new Date(bounds.timeFrom).toISOString(), until: new Date(bounds.timeTo).toISOString() }
+    for (const start of [0, 7, 40, all.length - 1]) {
+      const page = await resolver('pager-skew').page(window, start, 15)
+      expect(page.total).toBe(all.length)
+      expect(page.messages.map(message => message.seq)).toEqual(all.slice(start, start + 15).map(message => message.seq))
+    }
   })
 
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {

@@ -53,10 +53,7 @@ export async function rowsAt(store: ShadowStoreApi, history: readonly LineageSeg
  */
 export async function windowPage(store: ShadowStoreApi, sessionId: string, selector: Record<string, string | number>, index: number, budgetChars: number): Promise<{ messages: ShadowMessage[]; title: string; base: number; total: number }> {
   const history = { sessionId }
-  const from = Number(selector['from'])
-  const to = Number(selector['to'])
-  const bounds: ReadOptions = selector['kind'] === 'seq' ? { fromSeq: from, toSeq: to } : { timeFrom: from, timeTo: to }
-  const title = selector['kind'] === 'seq' ? `seqs ${from}–${to}` : `${new Date(from).toISOString()} → ${new Date(to).toISOString()}`
+  const { bounds, title } = windowBounds(selector)
   const total = Math.min(SEQ_SPAN_MAX, await store.count(history, bounds))
   // without a next seq (a first page), the rows before `index` are skipped by reading them
   const next = selector['next'] === undefined ? undefined : Number(selector['next'])
@@ -79,4 +76,54 @@ export async function windowPage(store: ShadowStoreApi, sessionId: string, selec
     batch = Math.min(batch * 2, WINDOW_BATCH_MAX)
   }
   return { messages, title, base, total }
+}
+
+/** The bounds and title of a seq range or time window selector. */
+function windowBounds(selector: Record<string, string | number>): { bounds: ReadOptions; title: string } {
+  const from = Number(selector['from'])
+  const to = Number(selector['to'])
+  return selector['kind'] === 'seq'
+    ? { bounds: { fromSeq: from, toSeq: to }, title: `seqs ${from}–${to}` }
+    : { bounds: { timeFrom: from, timeTo: to }, title: `${new Date(from).toISOString()} → ${new Date(to).toISOString()}` }
+}
+
+/**
+ * Messages `start` to `start + size` of a seq range or time window (of the first SEQ_SPAN_MAX it
+ * lists), and how many it lists: the web reader's page. It read every row of the window, whole,
+ * for every page; now the seq of message `start` is found by counting over seq ranges (index
+ * counts, each step halving the range), and only the page's rows are read. A time window is a
+ * seq range when every row between its first and last is in it (times rising with seqs, as a
+ * log's do); one that is not is still read whole.
+ */
+export async function windowSlice(store: ShadowStoreApi, sessionId: string, selector: Record<string, string | number>, start: number, size: number): Promise<{ messages: ShadowMessage[]; title: string; total: number }> {
+  const history = { sessionId }
+  const { bounds, title } = windowBounds(selector)
+  const counted = await store.count(history, bounds)
+  const total = Math.min(SEQ_SPAN_MAX, counted)
+  if (start >= total) return { messages: [], title, total }
+  let range: { fromSeq: number; toSeq: number }
+  if (selector['kind'] === 'seq') range = { fromSeq: bounds.fromSeq!, toSeq: bounds.toSeq! }
+  else {
+    const [first, last] = await Promise.all([store.read(history, { ...bounds, limit: 1 }), store.read(history, { ...bounds, descending: true, limit: 1 })])
+    range = { fromSeq: first[0]?.seq ?? 0, toSeq: last[0]?.seq ?? 0 }
+    if ((await store.count(history, range)) !== counted) {
+      const messages = await store.read(history, { ...bounds, limit: SEQ_SPAN_MAX })
+      return { messages: messages.slice(start, start + size), title, total }
+    }
+  }
+  // the smallest seq with more than `start` of the range's messages at or below it
+  let low = range.fromSeq
+  let high = range.toSeq
+  let skip = start
+  while (low < high) {
+    const middle = low + Math.floor((high - low) / 2)
+    const below = await store.count(history, { fromSeq: low, toSeq: middle })
+    if (below > skip) high = middle
+    else {
+      skip -= below
+      low = middle + 1
+    }
+  }
+  const messages = await store.read(history, { ...range, fromSeq: low, limit: Math.min(size, total - start) })
+  return { messages, title, total }
 }

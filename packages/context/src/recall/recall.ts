@@ -18,7 +18,7 @@ import {
 } from '@dsh-shadow/store'
 import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
 import { cutPrefix } from '../text.ts'
-import { rowsAt, SEQ_SPAN_MAX, windowPage } from './reads.ts'
+import { rowsAt, SEQ_SPAN_MAX, windowPage, windowSlice } from './reads.ts'
 import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
@@ -353,17 +353,22 @@ export class RecallResolver {
       const from = integer(start, 'start', 0, Number.MAX_SAFE_INTEGER, 0)
       const size = integer(limit, 'limit', 1, PAGE_LIMIT_MAX, 20)
       if (args.cursor !== undefined && args.cursor !== null) throw new RecallError('INVALID_INPUT', 'a page is addressed by start and limit, not by cursor')
-      const { messages, title } = await this.select(this.selector(args))
-      if (from > messages.length) throw new RecallError('INVALID_INPUT', `start ${from} is past the end (${messages.length} messages)`)
+      const selector = this.selector(args)
+      // a seq range or time window: only the page's own rows are read (reads.ts)
+      const { messages, title, total, base } = WINDOWED.has(String(selector['kind']))
+        ? { ...(await windowSlice(this.store, this.scope.sessionId, selector, from, size)), base: from }
+        : { ...(await this.select(selector)), total: undefined, base: 0 }
+      const count = total ?? messages.length
+      if (from > count) throw new RecallError('INVALID_INPUT', `start ${from} is past the end (${count} messages)`)
       // whole messages, but not a hundred 5 MB tool outputs in one reply: the page ends where its text passes the cap
       const shown: ShadowMessage[] = []
       let chars = 0
-      for (const message of messages.slice(from, from + size)) {
+      for (const message of messages.slice(from - base, from - base + size)) {
         if (shown.length > 0 && chars + message.text.length > PAGE_CHARS_MAX) break
         shown.push(message)
         chars += message.text.length
       }
-      return { title, total: messages.length, start: from, messages: shown }
+      return { title, total: count, start: from, messages: shown }
     })
   }
 
@@ -458,16 +463,6 @@ export class RecallResolver {
         const title = at === undefined ? `around ${id}` : `${id} from character ${at}`
         const call = withCall ? await this.store.callOf(center) : undefined
         return { messages: [...earlier.toReversed(), center, ...later], title, ...(at === undefined || at === 0 ? {} : { start: { index: earlier.length, offset: at } }), ...(call === undefined ? {} : { call }) }
-      }
-      case 'seq': {
-        const messages = await this.store.read({ sessionId: this.scope.sessionId }, { fromSeq: Number(selector['from']), toSeq: Number(selector['to']), limit: SEQ_SPAN_MAX })
-        return { messages, title: `seqs ${selector['from']}–${selector['to']}` }
-      }
-      case 'time': {
-        const from = Number(selector['from'])
-        const to = Number(selector['to'])
-        const messages = await this.store.read({ sessionId: this.scope.sessionId }, { timeFrom: from, timeTo: to, limit: SEQ_SPAN_MAX })
-        return { messages, title: `${new Date(from).toISOString()} → ${new Date(to).toISOString()}` }
       }
       default:
         throw new RecallError('INVALID_INPUT', 'cursor is not one this tool issued')
