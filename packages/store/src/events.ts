@@ -104,16 +104,29 @@ function eventRow(type: ShadowEventType, data: Record<string, unknown>, resultTo
   }
 }
 
+/** How many strings of its own a rendering of these blocks joins (a tool result's nested blocks count each). */
+function pieces(blocks: readonly Block[] | undefined): number {
+  if (!Array.isArray(blocks)) return 0
+  let count = 0
+  for (const block of blocks) count += block.type === 'tool-result' ? pieces(block.content) : 1
+  return count
+}
+
 /**
- * The text a parsed log event renders to, as its row keeps it; undefined for a document that is
- * no captured event (a row appended with its own text).
+ * The text a parsed log event renders to, as its row keeps it, when it joins two or more strings
+ * of the event (blocks, or a header's prompt and tools); undefined for one of a single string
+ * (its text is that string, which redaction sees whole anyway) and for a document that is no
+ * captured event (a row appended with its own text).
  */
-export function renderedText(event: unknown): string | undefined {
+export function joinedText(event: unknown): string | undefined {
   if (typeof event !== 'object' || event === null) return undefined
   const { type, data } = event as { type?: unknown; data?: unknown }
   if (typeof type !== 'string' || !CAPTURED_EVENT_TYPES.has(type)) return undefined
+  const fields = typeof data === 'object' && data !== null ? data as Record<string, unknown> : {}
   try {
-    return eventRow(type as ShadowEventType, typeof data === 'object' && data !== null ? data as Record<string, unknown> : {}, null).text
+    const message = (type === 'user/message' ? fields : fields['message'] ?? {}) as MessageLike
+    if (type !== 'request/header' && pieces(message.content) < 2) return undefined
+    return eventRow(type as ShadowEventType, fields, null).text
   } catch {
     // a document shaped unlike dsh's events (content not blocks) renders to nothing
     return undefined

@@ -5,7 +5,7 @@ import { MAX_TIME, referredDays } from './days.ts'
 import type { IndexViews, PreparedMessage } from './backend.ts'
 import { invalid } from './errors.ts'
 import { shadowId } from './ids.ts'
-import { renderedText } from './events.ts'
+import { joinedText } from './events.ts'
 import type { Redactor } from './redact.ts'
 import type { ShadowMessageInput } from './types.ts'
 import { assertOptionalInt, assertSeq, assertString, EVENT_TYPES, MAX_CALL_ID_CHARS, optionalColumnText, ROLES } from './validate.ts'
@@ -22,7 +22,7 @@ export function messageViews(text: string, time: number): IndexViews & { readonl
  */
 export function redactEventJson(eventJson: string, redactor: Redactor): string {
   return redactor.json(eventJson, parsed => {
-    const text = renderedText(parsed)
+    const text = joinedText(parsed)
     return text === undefined ? [] : redactor.removed(text)
   })
 }
