@@ -116,7 +116,7 @@ export interface Removed {
 /** Shortest line of a secret found in rendered text that is also taken out of a JSON document's strings. */
 const MIN_CARRIED_CHARS = 6
 
-/** The lines of secrets to take out of a document, longest first (a line inside a longer one goes with it). */
+/** The distinct lines of secrets to take out of a document. */
 function carriedPieces(also: readonly Removed[]): Removed[] {
   const pieces = new Map<string, string>()
   for (const { kind, value } of also) {
@@ -125,25 +125,58 @@ function carriedPieces(also: readonly Removed[]): Removed[] {
       if (piece.length >= MIN_CARRIED_CHARS && !piece.startsWith('[REDACTED:') && !pieces.has(piece)) pieces.set(piece, kind)
     }
   }
-  return [...pieces].map(([value, kind]) => ({ kind, value })).toSorted((a, b) => b.value.length - a.value.length)
+  return [...pieces].map(([value, kind]) => ({ kind, value }))
 }
 
-/** Every string of a parsed document (keys too) with each piece replaced by its marker, literally. */
-function withoutPieces(value: unknown, pieces: readonly Removed[]): unknown {
-  const scrub = (text: string): string => {
-    let out = text
-    for (const { kind, value: piece } of pieces) if (out.includes(piece)) out = out.split(piece).join(`[REDACTED:${kind}]`)
-    return out
+/**
+ * A function replacing every occurrence of the pieces in a string by its marker, in one pass over
+ * the string (pieces found by their first MIN_CARRIED_CHARS characters): an event of 20,000
+ * blocks carried 10,000 pieces, and looking for each in every string took seconds. Overlapping
+ * occurrences go as one marker, so no part of either stays.
+ */
+function piecesScrubber(pieces: readonly Removed[]): (text: string) => string {
+  const byHead = new Map<string, Removed[]>()
+  for (const piece of pieces) {
+    const head = piece.value.slice(0, MIN_CARRIED_CHARS)
+    const list = byHead.get(head)
+    if (list === undefined) byHead.set(head, [piece])
+    else list.push(piece)
   }
+  return text => {
+    let out = ''
+    let at = 0
+    let end = -1
+    let kind = ''
+    for (let index = 0; index + MIN_CARRIED_CHARS <= text.length; index += 1) {
+      const found = byHead.get(text.slice(index, index + MIN_CARRIED_CHARS))
+      if (found === undefined) continue
+      for (const piece of found) {
+        if (!text.startsWith(piece.value, index)) continue
+        if (index > end) {
+          // a new covered run: what lies before it stays, the previous run becomes its marker
+          if (end >= 0) out += `[REDACTED:${kind}]`
+          out += text.slice(at, index)
+          kind = piece.kind
+        }
+        end = Math.max(end, index + piece.value.length - 1)
+        at = end + 1
+      }
+    }
+    return end < 0 ? text : `${out}[REDACTED:${kind}]${text.slice(at)}`
+  }
+}
+
+/** Every string of a parsed document (keys too) with each piece replaced by its marker. */
+function withoutPieces(value: unknown, scrub: (text: string) => string): unknown {
   if (typeof value === 'string') return scrub(value)
-  if (Array.isArray(value)) return value.map(item => withoutPieces(item, pieces))
+  if (Array.isArray(value)) return value.map(item => withoutPieces(item, scrub))
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
     for (const [key, item] of Object.entries(value)) {
       const scrubbed = scrub(key)
       let name = scrubbed
       for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${scrubbed}#${n}`
-      out[name] = withoutPieces(item, pieces)
+      out[name] = withoutPieces(item, scrub)
     }
     return out
   }
@@ -212,7 +245,7 @@ export class Redactor {
     }
     const carried = also === undefined ? [] : carriedPieces(also(parsed))
     const redacted = this.value(parsed)
-    return JSON.stringify(carried.length === 0 ? redacted : withoutPieces(redacted, carried))
+    return JSON.stringify(carried.length === 0 ? redacted : withoutPieces(redacted, piecesScrubber(carried)))
   }
 
   private value(value: unknown): unknown {

@@ -41,6 +41,20 @@ describe('redactEventJson', () => {
     expect(redactEventJson(json, redactor)).not.toContain(body)
   })
 
+  it('takes overlapping secrets out whole, and carries thousands of them in linear time', () => {
+    // two secrets whose lines overlap in one string: no part of either stays
+    const overlap = JSON.stringify({ type: 'user/message', seq: 0, data: { content: [{ type: 'text', text: 'password:' }, { type: 'text', text: 'abcdefgh12' }, { type: 'text', text: 'token:' }, { type: 'text', text: 'gh12ijklmn' }, { type: 'text', text: 'seen abcdefgh12ijklmn here' }] } })
+    const last = JSON.parse(redactEventJson(overlap, redactor)).data.content[4].text as string
+    expect(last).toBe('seen [REDACTED:secret] here')
+    // 40,000 blocks, 20,000 carried secrets: looking for each in every string took ~11 s (quadratic)
+    const content = Array.from({ length: 40_000 }, (_, index) => ({ type: 'text', text: index % 2 === 1 ? `Val${index}-${(index * 7919).toString(36)}xyzq` : 'password:' }))
+    const many = JSON.stringify({ type: 'tool/result', seq: 3, time: 1, data: { message: { content: [{ type: 'tool-result', toolCallId: 'c1', content }] } } })
+    const started = performance.now()
+    const redacted = redactEventJson(many, redactor)
+    expect(performance.now() - started).toBeLessThan(3_000) // generous: linear is ~0.3 s here
+    expect(redacted).not.toMatch(/Val\d+-/)
+  })
+
   it('leaves a document that is no dsh event, and ordinary blocks, as string-by-string redaction does', () => {
     const other = JSON.stringify({ note: 'the db password:', next: SECRET })
     expect(redactEventJson(other, redactor)).toBe(redactor.json(other))
