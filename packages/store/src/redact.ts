@@ -115,6 +115,8 @@ export interface Removed {
 
 /** Shortest line of a secret found in rendered text that is also taken out of a JSON document's strings. */
 const MIN_CARRIED_CHARS = 6
+/** Rounds of carrying at most (each removes text; real documents settle in one or two). */
+const MAX_CARRY_ROUNDS = 4
 
 /** The distinct lines of secrets to take out of a document. */
 function carriedPieces(also: readonly Removed[]): Removed[] {
@@ -243,9 +245,24 @@ export class Redactor {
     } catch {
       return this.text(json)
     }
-    const carried = also === undefined ? [] : carriedPieces(also(parsed))
-    const redacted = this.value(parsed)
-    return JSON.stringify(carried.length === 0 ? redacted : withoutPieces(redacted, piecesScrubber(carried)))
+    let redacted = this.value(parsed)
+    let carried = also === undefined ? [] : carriedPieces(also(parsed))
+    // A marker put in where a carried piece was can make a match of its own (`]ghp_…` begins a
+    // word), and the new document can render to one: the strings are redacted again and what the
+    // document renders to is looked at again until neither changes anything, so a stored document
+    // redacts to itself (a later pass does not rewrite it, nor its hash)
+    let text = JSON.stringify(redacted)
+    for (let round = 0; round < MAX_CARRY_ROUNDS && carried.length > 0; round += 1) {
+      const next = this.value(withoutPieces(redacted, piecesScrubber(carried)))
+      const nextText = JSON.stringify(next)
+      const again = carriedPieces(also!(next))
+      const settled = nextText === text && JSON.stringify(again) === JSON.stringify(carried)
+      redacted = next
+      text = nextText
+      carried = again
+      if (settled) break
+    }
+    return text
   }
 
   private value(value: unknown): unknown {

@@ -4,9 +4,10 @@
  * returns it). Both backends; a store written before this redaction is redacted again on open.
  */
 import { DatabaseSync } from 'node:sqlite'
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Redactor } from '../src/redact.ts'
-import { redactEventJson, ShadowStore } from '../src/index.ts'
+import { redactEventJson, rowFromCaptured, ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS, type PostgresTarget } from './targets.ts'
 
@@ -53,6 +54,44 @@ describe('redactEventJson', () => {
     const redacted = redactEventJson(many, redactor)
     expect(performance.now() - started).toBeLessThan(3_000) // generous: linear is ~0.3 s here
     expect(redacted).not.toMatch(/Val\d+-/)
+  })
+
+  it('redacts what it made to itself (found by a property test: a marker that begins a word, a value that is a name)', () => {
+    const cases = [
+      ['Bearerghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----', 'Bearer'],
+      ['password:', 'password:password:', ''],
+    ]
+    for (const blocks of cases) {
+      const json = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content: blocks.map(text => ({ type: 'text', text })) } })
+      const once = redactEventJson(json, redactor)
+      expect(redactEventJson(once, redactor), JSON.stringify(blocks)).toBe(once)
+    }
+  })
+
+  it('over generated events of secret fragments in blocks: valid JSON, redacts to itself, keeps no line the text redaction took out', () => {
+    const fragment = fc.oneof(
+      fc.constantFrom('password:', 'token =', 'Bearer', 'api_key:', 'sk-', '-----BEGIN RSA PRIVATE KEY-----', '-----END RSA PRIVATE KEY-----', 'MIIEowIBAAKCAQEAx7Qm2bq9Zl4f', 'Zebra-Horse-77', ' ', '\n', 'secret', '"', '[REDACTED:secret]', '😀', `ghp_${'a'.repeat(36)}`),
+      fc.string({ maxLength: 12 }),
+    )
+    const blocks = fc.array(fc.array(fragment, { maxLength: 6 }).map(parts => ({ type: 'text', text: parts.join('') })), { minLength: 1, maxLength: 6 })
+    const marker = /\[REDACTED:[a-z-]+\]/g
+    fc.assert(fc.property(blocks, fc.boolean(), (content, tool) => {
+      const event = tool
+        ? { type: 'tool/result' as const, seq: 1, time: 1, data: { message: { content: [{ type: 'tool-result', toolCallId: 'c', content }] } } }
+        : { type: 'user/message' as const, seq: 1, time: 1, data: { content } }
+      const json = JSON.stringify(event)
+      const out = redactEventJson(json, redactor)
+      JSON.parse(out)
+      expect(redactEventJson(out, redactor)).toBe(out)
+      const text = rowFromCaptured({ sessionId: 's', seq: 1, type: event.type, time: 1, turn: null, step: null, toolName: null, eventJson: json }).text
+      const kept = redactor.text(text).replace(marker, '')
+      const left = out.replace(marker, '')
+      for (const { value } of redactor.removed(text)) {
+        for (const line of value.split(/\r?\n/).map(piece => piece.trim())) {
+          if (line.length >= 6 && !line.startsWith('[REDACTED:') && !kept.includes(line)) expect(left).not.toContain(JSON.stringify(line).slice(1, -1))
+        }
+      }
+    }), { numRuns: 2_000 })
   })
 
   it('leaves a document that is no dsh event, and ordinary blocks, as string-by-string redaction does', () => {
