@@ -313,6 +313,43 @@ describe('RecallResolver', () => {
     }
   })
 
+  it('pages generated windows (sparse seqs, clocks going back, forks) exactly as a whole read of the window lists them', async () => {
+    let count = 0
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ gap: fc.integer({ min: 1, max: 5 }), minutes: fc.integer({ min: -3, max: 10 }) }), { minLength: 1, maxLength: 50 }),
+      fc.option(fc.integer({ min: 1, max: 40 })), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 25 }), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 300 }), fc.boolean(),
+      async (steps, forkAt, start, size, a, b, byTime) => {
+        const parent = `gen-window-${count++}`
+        await store.registerSession({ sessionId: parent, workspace: '/repo' })
+        let seq = 0
+        let minute = 0
+        await store.append(steps.map(step => {
+          seq += step.gap
+          minute += step.minutes
+          return row(parent, seq, `generated row ${seq}`, { time: T0 + minute * 60_000 })
+        }))
+        let reader = parent
+        if (forkAt !== null) {
+          reader = `${parent}-fork`
+          await store.registerSession({ sessionId: reader, parentSessionId: parent, forkSeq: forkAt, workspace: '/repo' })
+          await store.append([row(reader, forkAt + 1, 'fork row', { time: T0 + 5 * 60_000 }), row(reader, forkAt + 3, 'later fork row', { time: T0 + 500 * 60_000 })])
+        }
+        const [low, high] = [Math.min(a, b), Math.max(a, b)]
+        const window = byTime ? { since: new Date(T0 + low * 60_000).toISOString(), until: new Date(T0 + high * 60_000).toISOString() } : { from_seq: low, to_seq: high }
+        const bounds = byTime ? { timeFrom: T0 + low * 60_000, timeTo: T0 + high * 60_000 } : { fromSeq: low, toSeq: high }
+        const all = await store.read({ sessionId: reader }, { ...bounds, limit: 5_000 })
+        const paged = new RecallResolver(store, { sessionId: reader }, () => T0 + 1_000 * 60_000)
+        if (start > all.length) {
+          expect((await failure(() => paged.page(window, start, size))).code).toBe('INVALID_INPUT')
+          return
+        }
+        const page = await paged.page(window, start, size)
+        expect(page.total).toBe(all.length)
+        expect(page.messages.map(message => `${message.sessionId}:${message.seq}`)).toEqual(all.slice(start, start + size).map(message => `${message.sessionId}:${message.seq}`))
+      },
+    ), { numRuns: 200 })
+  })
+
   it('survives 10 000 generated payloads with typed errors or valid results only', async () => {
     const before = await store.stats()
     const tag = sessionTag('main')
