@@ -1,5 +1,5 @@
 /** Retention: which stored originals go, oldest checkpoint first, until every budget fits. */
-import type { ShadowBackend } from './backend.ts'
+import type { RetentionCandidate, ShadowBackend } from './backend.ts'
 import { invalid } from './errors.ts'
 import type { RetentionPolicy, RetentionReport } from './types.ts'
 
@@ -30,24 +30,44 @@ export async function applyRetention(backend: ShadowBackend, policy: RetentionPo
   const workspaceOf = new Map(usage.map(entry => [entry.sessionId, entry.workspace ?? `(no workspace) ${entry.sessionId}`]))
   const workspaceUse = new Map<string, number>()
   for (const entry of usage) workspaceUse.set(workspaceOf.get(entry.sessionId)!, (workspaceUse.get(workspaceOf.get(entry.sessionId)!) ?? 0) + entry.bytes)
-  const candidates = [...(await backend.retentionCandidates())]
+  const candidates = await backend.retentionCandidates()
+  // each candidate is looked at a bounded number of times: a scan from the list's head per taken
+  // checkpoint was quadratic (20k candidates: seconds of a capture chain that writes wait behind)
+  const taken = new Array<boolean>(candidates.length).fill(false)
+  const queues = (key: (candidate: RetentionCandidate) => string): Map<string, { readonly indexes: number[]; next: number }> => {
+    const map = new Map<string, { readonly indexes: number[]; next: number }>()
+    for (const [index, candidate] of candidates.entries()) {
+      const queue = map.get(key(candidate)) ?? { indexes: [], next: 0 }
+      queue.indexes.push(index)
+      map.set(key(candidate), queue)
+    }
+    return map
+  }
+  /** The oldest untaken candidate of a queue (list order), or -1. */
+  const oldest = (queue: { readonly indexes: number[]; next: number } | undefined): number => {
+    if (queue === undefined) return -1
+    while (queue.next < queue.indexes.length && taken[queue.indexes[queue.next]!]) queue.next += 1
+    return queue.indexes[queue.next] ?? -1
+  }
   const chosen: Array<RetentionReport['expired'][number]> = []
   const take = (index: number, reason: 'age' | 'session' | 'workspace'): void => {
-    const [candidate] = candidates.splice(index, 1)
-    if (candidate === undefined) return
+    const candidate = candidates[index]
+    if (candidate === undefined || taken[index]) return
+    taken[index] = true
     chosen.push({ checkpointId: candidate.checkpointId, sessionId: candidate.sessionId, rows: candidate.rows, bytes: candidate.bytes, reason })
     sessionUse.set(candidate.sessionId, (sessionUse.get(candidate.sessionId) ?? 0) - candidate.bytes)
     const workspace = workspaceOf.get(candidate.sessionId)!
     workspaceUse.set(workspace, (workspaceUse.get(workspace) ?? 0) - candidate.bytes)
   }
   if (maxAgeMs !== undefined) {
-    for (let index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs); index !== -1; index = candidates.findIndex(candidate => candidate.newest < now - maxAgeMs)) take(index, 'age')
+    for (const [index, candidate] of candidates.entries()) if (candidate.newest < now - maxAgeMs) take(index, 'age')
   }
   const overBudget: Array<RetentionReport['overBudget'][number]> = []
   if (sessionBytes !== undefined) {
+    const bySession = queues(candidate => candidate.sessionId)
     for (const sessionId of sessionUse.keys()) {
       while ((sessionUse.get(sessionId) ?? 0) > sessionBytes) {
-        const index = candidates.findIndex(candidate => candidate.sessionId === sessionId)
+        const index = oldest(bySession.get(sessionId))
         if (index === -1) break
         take(index, 'session')
       }
@@ -55,9 +75,10 @@ export async function applyRetention(backend: ShadowBackend, policy: RetentionPo
     }
   }
   if (workspaceBytes !== undefined) {
+    const byWorkspace = queues(candidate => workspaceOf.get(candidate.sessionId)!)
     for (const workspace of workspaceUse.keys()) {
       while ((workspaceUse.get(workspace) ?? 0) > workspaceBytes) {
-        const index = candidates.findIndex(candidate => workspaceOf.get(candidate.sessionId) === workspace)
+        const index = oldest(byWorkspace.get(workspace))
         if (index === -1) break
         take(index, 'workspace')
       }
