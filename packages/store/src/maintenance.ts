@@ -37,7 +37,7 @@ export async function applyRetention(backend: ShadowBackend, policy: RetentionPo
   const candidates = await backend.retentionCandidates()
   // each candidate is looked at a bounded number of times: a scan from the list's head per taken
   // checkpoint was quadratic (20k candidates: seconds of a capture chain that writes wait behind)
-  const taken = new Array<boolean>(candidates.length).fill(false)
+  const taken = Array.from({ length: candidates.length }, () => false)
   const queues = (key: (candidate: RetentionCandidate) => string): Map<string, { readonly indexes: number[]; next: number }> => {
     const map = new Map<string, { readonly indexes: number[]; next: number }>()
     for (const [index, candidate] of candidates.entries()) {
