@@ -174,3 +174,31 @@ describe('a first retention pass over 20k checkpoints (PostgreSQL)', () => {
     }
   }, 120_000)
 })
+
+describe('the fork index of a SQLite file made without it', () => {
+  it('is built at the next writable open, with no schema version change; a read-only open works without it', async () => {
+    const path = storePath()
+    await (await ShadowStore.open(path)).close()
+    const indexes = (): string[] => {
+      const db = new DatabaseSync(path)
+      try {
+        return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'sessions_parent'").all() as Array<{ name: string }>).map(row => row.name)
+      } finally {
+        db.close()
+      }
+    }
+    expect(indexes()).toEqual(['sessions_parent'])
+    const db = new DatabaseSync(path)
+    db.exec('DROP INDEX sessions_parent')
+    db.close()
+    const reader = await ShadowStore.open(path, { readOnly: true })
+    const version = (await reader.stats()).schemaVersion
+    expect((await reader.gc({ maxAgeMs: 0, dryRun: true })).expired).toEqual([])
+    await reader.close()
+    expect(indexes()).toEqual([])
+    const writer = await ShadowStore.open(path)
+    expect((await writer.stats()).schemaVersion).toBe(version)
+    await writer.close()
+    expect(indexes()).toEqual(['sessions_parent'])
+  })
+})
