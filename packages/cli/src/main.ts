@@ -143,12 +143,7 @@ function build(invocation: Invocation): Command {
         if (isCheckpointId(pointer) || (await store.checkpoint(pointer)) !== undefined) {
           const checkpoint = await store.checkpoint(pointer)
           if (checkpoint === undefined) throw new CliError(`no checkpoint ${pointer}`, EXIT.notFound)
-          const segments = await store.lineage(checkpoint.sessionId)
-          messages = []
-          for (const seq of checkpoint.shadowedSeqs) {
-            const row = await store.lookupInLineage(segments, seq)
-            if (row !== undefined) messages.push(row)
-          }
+          messages = await store.lookupAllInLineage(await store.lineage(checkpoint.sessionId), checkpoint.shadowedSeqs)
         } else if (isShadowId(pointer)) {
           const center = await store.message(pointer)
           if (center === undefined) throw new CliError(`no message ${pointer}`, EXIT.notFound)

@@ -210,6 +210,11 @@ export interface ShadowBackend {
   /** Drop the stored originals a checkpoint elided (content and index entries; identity and hash stay). */
   expireCheckpoint(checkpointId: string, time: number): Awaitable<{ rows: number; bytes: number }>
   /**
+   * `expireCheckpoint` for each of these checkpoints (same order), in one transaction: one commit
+   * per checkpoint made a first retention pass over 20k checkpoints take 6 s (SQLite) to 15 s (PostgreSQL).
+   */
+  expireCheckpoints(checkpointIds: readonly string[], time: number): Awaitable<Array<{ rows: number; bytes: number }>>
+  /**
    * Give freed space back to the file system; while `VACUUM_DUE_META` is set, also rewrite the
    * storage so no old copy of deleted or redacted text stays in it (then clear it).
    */

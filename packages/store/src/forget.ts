@@ -18,10 +18,30 @@ export type ForgetReport = ForgetCounts & { readonly forgotten: string[]; readon
  */
 export async function forgetSession(backend: ShadowBackend, sessionId: string, options: ForgetOptions): Promise<ForgetReport> {
   if (await backend.getSession(sessionId) === undefined) throw new ShadowStoreError('NOT_FOUND', `no session ${sessionId} in the shadow store`)
-  const all = await backend.listSessions()
+  // children by parent, walked breadth first: scanning every session per level (and the forks found
+  // so far per session) was quadratic in a store of many forks
+  const children = new Map<string, string[]>()
+  const position = new Map<string, number>()
+  for (const [index, session] of (await backend.listSessions()).entries()) {
+    position.set(session.sessionId, index)
+    if (session.parentSessionId === null) continue
+    const list = children.get(session.parentSessionId) ?? []
+    list.push(session.sessionId)
+    children.set(session.parentSessionId, list)
+  }
+  const found = new Set<string>([sessionId])
   const forks: string[] = []
   for (let frontier = [sessionId]; frontier.length > 0;) {
-    const next = all.filter(session => session.parentSessionId !== null && frontier.includes(session.parentSessionId) && session.sessionId !== sessionId && !forks.includes(session.sessionId)).map(session => session.sessionId)
+    const next: string[] = []
+    for (const parent of frontier) {
+      for (const child of children.get(parent) ?? []) {
+        if (found.has(child)) continue
+        found.add(child)
+        next.push(child)
+      }
+    }
+    // a level in the store's list order, as before
+    next.sort((a, b) => position.get(a)! - position.get(b)!)
     forks.push(...next)
     frontier = next
   }

@@ -15,7 +15,7 @@ import { hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash }
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
-import { checkpointScope, lineage, lookupInLineage, marksInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
+import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
 import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
@@ -408,6 +408,11 @@ export class ShadowStore {
   /** A row of the session's visible history at `seq` (its own, or an ancestor's below the fork). */
   async lookupInLineage(segments: readonly LineageSegment[], seq: number): Promise<ShadowMessage | undefined> {
     return lookupInLineage(this.backend, segments, seq)
+  }
+
+  /** `lookupInLineage` for many seqs at once (in their order; seqs with no row left out). */
+  async lookupAllInLineage(segments: readonly LineageSegment[], seqs: readonly number[]): Promise<ShadowMessage[]> {
+    return lookupAllInLineage(this.backend, segments, assertArray(seqs, 'seqs').map(seq => assertSeq(seq, 'seq')))
   }
 
   async checkpoint(checkpointId: string): Promise<ShadowCheckpoint | undefined> {

@@ -393,15 +393,15 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
 
     it('never drops rows a fork registered after the candidates were chosen still sees (the check is repeated where rows are dropped)', async () => {
       const { c } = await seed()
-      const backend = store.backend as unknown as { expireCheckpoint: (id: string, time: number) => Promise<{ rows: number; bytes: number }> }
-      const expire = backend.expireCheckpoint.bind(store.backend)
-      backend.expireCheckpoint = async (id, time) => {
+      const backend = store.backend as unknown as { expireCheckpoints: (ids: readonly string[], time: number) => Promise<Array<{ rows: number; bytes: number }>> }
+      const expire = backend.expireCheckpoints.bind(store.backend)
+      backend.expireCheckpoints = async (ids, time) => {
         // another process forks s1 between the retention pass's choice and its drop
-        if (id === c('s1', 1)) await store.registerSession({ sessionId: 'late-fork', parentSessionId: 's1', forkSeq: 25 })
-        return expire(id, time)
+        if (ids.includes(c('s1', 1))) await store.registerSession({ sessionId: 'late-fork', parentSessionId: 's1', forkSeq: 25 })
+        return expire(ids, time)
       }
       await store.gc({ workspaceBytes: 0 })
-      backend.expireCheckpoint = expire
+      backend.expireCheckpoints = expire
       const seen = await store.read({ sessionId: 'late-fork' }, { limit: 100 })
       expect(seen.filter(row => row.seq < 25 && row.expiredAt !== null).map(row => row.seq)).toEqual([])
       expect((await store.read({ sessionId: 's2' })).every(row => row.expiredAt !== null)).toBe(true)

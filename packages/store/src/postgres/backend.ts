@@ -9,7 +9,7 @@ import { onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
-import { expireCheckpoint, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
+import { expireCheckpoints, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
@@ -320,8 +320,12 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async expireCheckpoint(checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
+    return (await this.expireCheckpoints([checkpointId], time))[0]!
+  }
+
+  async expireCheckpoints(checkpointIds: readonly string[], time: number): Promise<Array<{ rows: number; bytes: number }>> {
     this.assertWritable('expire originals')
-    return expireCheckpoint(this.connection, checkpointId, time)
+    return expireCheckpoints(this.connection, checkpointIds, time)
   }
 
   /** Drop the text indexes for a bulk import (bulk.ts); `end()` of the answer rebuilds them. */

@@ -29,17 +29,26 @@ export async function retentionCandidates(connection: PgConnection): Promise<Ret
   return rows.map(row => ({ sessionId: row.session_id, checkpointId: row.elided_by, rows: row.n, bytes: row.bytes, newest: row.newest }))
 }
 
-export async function expireCheckpoint(connection: PgConnection, checkpointId: string, time: number): Promise<{ rows: number; bytes: number }> {
+export async function expireCheckpoints(connection: PgConnection, checkpointIds: readonly string[], time: number): Promise<Array<{ rows: number; bytes: number }>> {
+  if (checkpointIds.length === 0) return []
   return connection.transaction('expire originals', async db => {
     // the fork check again, in the dropping transaction: a fork registered since the candidates
     // were listed sees these rows on its surface
-    const found = await db.query<{ id: number; bytes: number }>(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = $1 AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointId])
-    if (found.rows.length === 0) return { rows: 0, bytes: 0 }
-    const ids = found.rows.map(row => row.id)
-    // content and index entries go; identity and hash stay (the log still verifies)
-    await db.query("UPDATE messages SET text = ''::bytea, event_json = ''::bytea, words = ''::tsvector, grams = '', expired_at = $1 WHERE id = ANY($2::bigint[])", [time, ids])
-    await db.query('UPDATE checkpoints SET expired_at = coalesce(expired_at, $1), expired_rows = expired_rows + $2 WHERE checkpoint_id = $3', [time, ids.length, checkpointId])
-    return { rows: ids.length, bytes: found.rows.reduce((sum, row) => sum + Number(row.bytes), 0) }
+    const found = await db.query<{ id: number; elided_by: string; bytes: number }>(`SELECT m.id, m.elided_by, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ANY($1::text[]) AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointIds])
+    const counts = new Map<string, { rows: number; bytes: number }>()
+    for (const row of found.rows) {
+      const count = counts.get(row.elided_by) ?? { rows: 0, bytes: 0 }
+      count.rows += 1
+      count.bytes += Number(row.bytes)
+      counts.set(row.elided_by, count)
+    }
+    if (found.rows.length > 0) {
+      // content and index entries go; identity and hash stay (the log still verifies)
+      await db.query("UPDATE messages SET text = ''::bytea, event_json = ''::bytea, words = ''::tsvector, grams = '', expired_at = $1 WHERE id = ANY($2::bigint[])", [time, found.rows.map(row => row.id)])
+      await db.query('UPDATE checkpoints c SET expired_at = coalesce(c.expired_at, $1), expired_rows = c.expired_rows + e.n FROM unnest($2::text[], $3::bigint[]) AS e(id, n) WHERE c.checkpoint_id = e.id',
+        [time, [...counts.keys()], [...counts.values()].map(count => count.rows)])
+    }
+    return checkpointIds.map(id => ({ ...(counts.get(id) ?? { rows: 0, bytes: 0 }) }))
   })
 }
 

@@ -147,6 +147,7 @@ export class SqliteBackend implements ShadowBackend {
   retentionUsage(): RetentionUsage[] { return maintenance.retentionUsage(this.conn) }
   retentionCandidates(): RetentionCandidate[] { return maintenance.retentionCandidates(this.conn) }
   expireCheckpoint(checkpointId: string, time: number): { rows: number; bytes: number } { return maintenance.expireCheckpoint(this.conn, checkpointId, time) }
+  expireCheckpoints(checkpointIds: readonly string[], time: number): Array<{ rows: number; bytes: number }> { return maintenance.expireCheckpoints(this.conn, checkpointIds, time) }
   vacuum(): void { maintenance.vacuum(this.conn) }
   /** A vacuum is owed (text was redacted in place and may sit in free pages). */
   vacuumDue(): boolean { return maintenance.vacuumDue(this.conn) }

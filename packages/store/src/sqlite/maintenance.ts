@@ -285,7 +285,11 @@ export function retentionCandidates(conn: SqliteConnection): RetentionCandidate[
 }
 
 export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, time: number): { rows: number; bytes: number } {
-  return conn.guard('expire originals', () => conn.transaction(() => {
+  return expireCheckpoints(conn, [checkpointId], time)[0]!
+}
+
+export function expireCheckpoints(conn: SqliteConnection, checkpointIds: readonly string[], time: number): Array<{ rows: number; bytes: number }> {
+  return conn.guard('expire originals', () => conn.transaction(() => checkpointIds.map(checkpointId => {
     // the fork check again, in the dropping transaction: a fork registered since the candidates
     // were listed sees these rows on its surface
     const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL AND ${NO_FORK_SEES}`).all(checkpointId) as Row[]
@@ -300,7 +304,7 @@ export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, t
       conn.stmt('UPDATE checkpoints SET expired_at = coalesce(expired_at, ?), expired_rows = expired_rows + ? WHERE checkpoint_id = ?').run(time, rows.length, checkpointId)
     }
     return { rows: rows.length, bytes }
-  }))
+  })))
 }
 
 

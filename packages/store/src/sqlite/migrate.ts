@@ -5,9 +5,17 @@ import type { SqliteConnection } from './connection.ts'
 import { referredDays } from '../days.ts'
 import { packEventJson } from '../event-json.ts'
 import { decodeText, type Row } from './rows.ts'
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
+import { ADDED_INDEXES, MIGRATIONS, SCHEMA_VERSION } from './schema.ts'
 
 export function migrate(conn: SqliteConnection): void {
+  migrateSchema(conn)
+  // looked up first: an open that has nothing to build must not wait for another writer's lock
+  for (const index of ADDED_INDEXES) {
+    if (conn.db.prepare("SELECT 1 AS ok FROM sqlite_master WHERE type = 'index' AND name = ?").get(index.name) === undefined) conn.db.exec(index.sql)
+  }
+}
+
+function migrateSchema(conn: SqliteConnection): void {
   const tooNew = (current: number): ShadowStoreError => new ShadowStoreError('SCHEMA_TOO_NEW', `shadow store ${conn.path} has schema v${current}; this code knows v${SCHEMA_VERSION}`)
   const seen = currentVersion(conn)
   if (seen > SCHEMA_VERSION) throw tooNew(seen)

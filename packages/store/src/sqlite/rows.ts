@@ -35,6 +35,18 @@ export function decodeText(value: unknown): string {
 /** Sessions of a scope bound one variable each; more go as one JSON list (SQLite allows 32,766 variables a statement). */
 const SESSION_PARAMS = 256
 
+/**
+ * `(a OR b OR ...)` as a balanced tree: SQLite parses a chain of ORs left-deep and refuses an
+ * expression deeper than 1000, so a fork chain ~1000 deep failed every read and search of its
+ * newest session ("Expression tree is too large"). Balanced, the depth is log2 of the terms; the
+ * planner flattens ORs whatever their nesting.
+ */
+function balancedOr(terms: readonly string[]): string {
+  if (terms.length === 1) return `(${terms[0]})`
+  const half = Math.ceil(terms.length / 2)
+  return `(${balancedOr(terms.slice(0, half))} OR ${balancedOr(terms.slice(half))})`
+}
+
 /** SQL for the filter part of a message query (always against alias `m`). */
 export function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
   const clauses: string[] = []
@@ -49,7 +61,7 @@ export function filterSql(filter: MessageFilter, params: unknown[], wholeStore =
       params.push(segment.sessionId, segment.belowSeq)
       lineage.push('(m.session_id = ? AND m.seq < ?)')
     }
-    clauses.push(lineage.length === 0 ? '0' : `(${lineage.join(' OR ')})`)
+    clauses.push(lineage.length === 0 ? '0' : balancedOr(lineage))
   }
   if (filter.fromSeq !== undefined) { clauses.push('m.seq >= ?'); params.push(filter.fromSeq) }
   if (filter.toSeq !== undefined) { clauses.push('m.seq <= ?'); params.push(filter.toSeq) }

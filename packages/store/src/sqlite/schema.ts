@@ -198,4 +198,16 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ]
 
+/**
+ * Indexes that change no stored format (code without them reads and writes the file as before):
+ * built at a writable open when missing, with no schema version, so older code still opens the
+ * file and a read-only open of one without them works (slower where they help).
+ */
+export const ADDED_INDEXES: ReadonlyArray<{ readonly name: string; readonly sql: string }> = [
+  // Retention never drops rows a fork still sees: it asks, per elided row, for the sessions forked
+  // from the row's session. Without this index each question scanned every session (20k sessions
+  // of one checkpoint each: 18-34 s to list the candidates). Forks are few: partial, like PostgreSQL's.
+  { name: 'sessions_parent', sql: 'CREATE INDEX IF NOT EXISTS sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL' },
+]
+
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version
