@@ -121,6 +121,10 @@ export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEng
     stateTokens: config.stateTokens ?? 300,
     auto: config.auto ?? true,
   }
+  // schemastery's range checks let NaN through (YAML's .nan): a NaN threshold made every step a pass
+  for (const key of ['thresholdRatio', 'retainRatio', 'minRegionRatio', 'currentTurnRatio', 'maskHitRatio', 'rollupRatio'] as const) {
+    if (Number.isNaN(resolved[key])) throw new TypeError(`ShadowEngineConfig: ${key} must be a number, not NaN`)
+  }
   if (resolved.retainRatio >= resolved.thresholdRatio) {
     throw new Error(`ShadowEngineConfig: retainRatio (${resolved.retainRatio}) must be below thresholdRatio (${resolved.thresholdRatio})`)
   }
