@@ -150,8 +150,8 @@ export function bodyOf(message: Pick<ShadowMessage, 'text' | 'expiredAt'>): stri
  * Render messages from `startIndex` (and `startOffset` characters into it) until the token budget
  * is spent. A message too large for the budget is cut, and the cursor resumes inside it.
  */
-export function renderTranscript(messages: readonly ShadowMessage[], startIndex: number, startOffset: number, budgetTokens: number): TranscriptPage {
-  const budgetChars = Math.max(400, budgetTokens * 4)
+export function renderTranscript(messages: readonly ShadowMessage[], startIndex: number, startOffset: number, budgetTokens: number, floor: { readonly chars: number; readonly take: number } = { chars: 400, take: 200 }): TranscriptPage {
+  const budgetChars = Math.max(floor.chars, budgetTokens * 4)
   const parts: string[] = []
   let used = 0
   let index = startIndex
@@ -173,7 +173,7 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
       continue
     }
     // Too big for what is left: show what fits and continue inside this message next time.
-    const take = charBoundary(text, offset + Math.max(200, room)) - offset
+    const take = charBoundary(text, offset + Math.max(floor.take, room)) - offset
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
     used += head.length + take
     offset += take
