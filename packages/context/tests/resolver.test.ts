@@ -387,6 +387,21 @@ describe('RecallResolver reading a window', () => {
     expect(seqTexts.join('\n')).not.toContain(`${tagOf}.401`)
   })
 
+  it('keeps every page within its budget, title and cursor line included (a read at budget 200 came to 257 tokens)', async () => {
+    const within = (text: string, budget: number): void => expect(Math.ceil(text.length / 4), text.slice(0, 120)).toBeLessThanOrEqual(budget)
+    for (const budget of [200, 500, 2_000]) {
+      for (const text of await pages({ from_seq: 12, to_seq: 400, budget })) within(text, budget)
+      for (const text of await pages({ since: new Date(T0 + 300 * 60_000).toISOString(), until: new Date(T0 + 400 * 60_000).toISOString(), budget })) within(text, budget)
+      // a 2 MB output, cut: its first pages
+      let page = await resolver('windowed').read({ id: `${tagOf}.7`, budget })
+      for (let count = 0; count < 5 && page.cursor !== null; count += 1) {
+        within(page.text, budget)
+        page = await resolver('windowed').read({ cursor: page.cursor, budget })
+      }
+      within((await resolver('windowed').read({ from_seq: 1, to_seq: 20, budget })).text, budget)
+    }
+  })
+
   it('ends an edited cursor that points past its window instead of failing', async () => {
     const edited = Buffer.from(JSON.stringify([{ kind: 'seq', from: 1, to: 20, next: 19 }, 0, 0])).toString('base64url')
     const texts = await pages({ cursor: edited, budget: 500 })

@@ -163,19 +163,23 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
     const text = bodyOf(message)
     const head = offset === 0 ? header(message) : `${header(message)} (continued from character ${offset})`
     const remaining = text.length - offset
-    const room = budgetChars - used - head.length - 1
+    // the page's characters: each part's header, its newline and text, and the newline joining it to the last
+    const joint = parts.length > 0 ? 1 : 0
+    const room = budgetChars - used - joint - head.length - 1
     if (room <= 0 && parts.length > 0) break
     if (remaining <= room) {
       parts.push(`${head}\n${text.slice(offset)}`)
-      used += head.length + 1 + remaining
+      used += joint + head.length + 1 + remaining
       index += 1
       offset = 0
       continue
     }
     // Too big for what is left: show what fits and continue inside this message next time.
-    const take = charBoundary(text, offset + Math.max(floor.take, room)) - offset
+    // the cut notice is part of the page: its room comes off what is shown
+    const notice = `\n[… ${remaining} more characters of ${message.shadowId}]`.length
+    const take = charBoundary(text, offset + Math.max(floor.take, room - notice)) - offset
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
-    used += head.length + take
+    used += joint + head.length + 1 + take
     offset += take
     break
   }

@@ -89,10 +89,9 @@ export function proactiveText(hit: SearchHit, budgetTokens: number): string {
   const title = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${clip(hit.matched.map(term => JSON.stringify(term)).join(', '), TITLE_MATCHES_CHARS)}]`
   const at = hit.passage?.start ?? 0
   const digits = String(hit.message.text.length).length
-  // the longest read-on line and cut notice this page can end with
+  // the longest read-on line this page can end with (the page counts its own cut notice)
   const more = `\n[more: ${readCommand({ ...hit, passage: { start: 10 ** digits, end: 0 } })}]`.length
-  const cut = `\n[… ${10 ** digits} more characters of ${hit.message.shadowId}]`.length
-  const room = Math.max(0, budgetTokens * 4 - title.length - 1 - more - cut)
+  const room = Math.max(0, budgetTokens * 4 - title.length - 1 - more)
   const page = renderTranscript([hit.message], 0, at, Math.floor(room / 4), { chars: 0, take: 2 })
   const readOn = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
   return `${title}\n${page.text}${readOn}`
