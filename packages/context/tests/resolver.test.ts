@@ -189,6 +189,15 @@ describe('RecallResolver', () => {
     expect((await failure(() => redacting.search({ query: key }))).message).toMatch(/redacts/)
   })
 
+  it('echoes a long query clipped, not whole: the model wrote it already (a 2,000-character query came back whole on every call)', async () => {
+    const query = `staging port ${Array.from({ length: 900 }, (_, index) => `q${index}z`).join(' ')}`.slice(0, 2_000)
+    const result = await resolver().search({ query })
+    const header = result.text.split('\n')[0]!
+    expect(header.length).toBeLessThan(400)
+    expect(header).toContain('staging port q0z')
+    expect(result.text.length).toBeLessThan(1_000)
+  })
+
   it('says a query of punctuation alone has nothing to search for (it blamed redaction, which was off)', async () => {
     for (const query of ['"""', '---', '?!', '** ** **']) {
       const error = await failure(() => resolver().search({ query }))

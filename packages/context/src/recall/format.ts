@@ -3,6 +3,7 @@
  * originals. Pure rendering and cursor handling; no store access here.
  */
 import { CANDIDATE_TEXT_CHARS, charBoundary, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -76,9 +77,13 @@ function absenceLines(view: SearchView): string[] {
   return lines
 }
 
+/** Characters of the query a search result repeats: the model wrote all of it in its call already. */
+const QUERY_ECHO_CHARS = 200
+
 export function renderSearch(view: SearchView): string {
   const { coverage } = view
-  const lines = [`shadow_search ${JSON.stringify(view.query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
+  const query = view.query.length > QUERY_ECHO_CHARS ? `${cutPrefix(view.query, QUERY_ECHO_CHARS)}…` : view.query
+  const lines = [`shadow_search ${JSON.stringify(query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
   if (view.timeNote !== undefined) lines.push(`Time: read ${view.timeNote}.`)
   lines.push(...absenceLines(view))
   if (view.hits.length === 0) {
