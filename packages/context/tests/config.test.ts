@@ -25,3 +25,19 @@ describe('capture config', () => {
     expect(ShadowCaptureConfigSchema({ retention: { intervalMinutes: Math.floor(MAX_TIMER_MS / 60_000) }, batchDelayMs: MAX_TIMER_MS }).batchDelayMs).toBe(MAX_TIMER_MS)
   })
 })
+
+describe('unknown options', () => {
+  it('are refused by every plugin, naming the option and the ones it knows (a misspelt one silently kept the default)', async () => {
+    const { ShadowCapture, ShadowRecall, ShadowContextReader, ShadowWeb } = await import('../src/index.ts')
+    const preset = (await import('../src/rows/preset.ts')).default
+    expect(() => resolveEngineConfig({ treshold: 0.5 } as never)).toThrow(/ShadowEngineConfig: unknown option "treshold" \(known: thresholdRatio,/)
+    // refused before the plugin touches its context (or a store): no context is needed to see it
+    const ctx = {} as never
+    expect(() => new ShadowCapture(ctx, { retention: { maxAge: 30 } } as never)).toThrow(/ShadowCaptureConfig.retention: unknown option "maxAge"/)
+    expect(() => new ShadowCapture(ctx, { redactPattern: ['x'] } as never)).toThrow(/ShadowCaptureConfig: unknown option "redactPattern"/)
+    expect(() => new ShadowRecall(ctx, { scopes: 'workspace' } as never)).toThrow(/ShadowRecallConfig: unknown option "scopes"/)
+    expect(() => new ShadowContextReader(ctx, { store: 'x.db' } as never)).toThrow(/ShadowContextReaderConfig: unknown option "store"/)
+    expect(() => ShadowWeb.apply(ctx, { projections: false } as never)).toThrow(/ShadowWebConfig: unknown option "projections"/)
+    expect(() => preset.apply(ctx, { engines: {} } as never)).toThrow(/shadow-context preset row: unknown option "engines"/)
+  })
+})

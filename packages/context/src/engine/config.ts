@@ -1,5 +1,6 @@
 /** Configuration of the Shadow Context compaction engine, with every default in one place. */
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 
 export interface ShadowEngineConfig {
   /** Compact when request pressure reaches this share of the context window. */
@@ -101,6 +102,7 @@ export interface ResolvedEngineConfig {
 }
 
 export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEngineConfig {
+  refuseUnknownKeys('ShadowEngineConfig', input, ShadowEngineConfigSchema)
   const config = ShadowEngineConfigSchema(input)
   const resolved: ResolvedEngineConfig = {
     thresholdRatio: config.thresholdRatio ?? 0.25,

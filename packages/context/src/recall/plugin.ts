@@ -15,6 +15,7 @@ import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import { failpoint } from '@dsh-shadow/store'
 import { chooseProactiveHit, proactiveText } from './proactive.ts'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import { cutPrefix } from '../text.ts'
 import type { ShadowCapture } from '../capture/service.ts'
 import { plainSnippet, RecallError } from './format.ts'
@@ -104,6 +105,7 @@ export class ShadowRecall {
 
   constructor(ctx: Context, config: ShadowRecallConfig = {}) {
     this.ctx = ctx
+    refuseUnknownKeys('ShadowRecallConfig', config, ShadowRecallConfigSchema)
     const resolved = ShadowRecallConfigSchema(config)
     this.config = {
       scope: resolved.scope ?? 'session',
