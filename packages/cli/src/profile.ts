@@ -60,6 +60,8 @@ export interface ProfileRecord {
   readonly hmrBefore: string | null
   readonly hmrPinned: boolean
   readonly presetCopied: boolean
+  /** Hash of the preset files as install copied them (a different one was edited by the user since). */
+  readonly presetHash?: string
 }
 
 export interface InstallManifest {
@@ -73,6 +75,18 @@ export function readManifest(home: string): InstallManifest {
   } catch {
     return { profiles: {} }
   }
+}
+
+/**
+ * What install does with the agent preset folder when it runs (again): nothing when it holds the
+ * package's files; the user's folder as it is when it changed since install copied it (no recorded
+ * hash: an install before hashes were kept, which cannot tell an edit from an older copy, so it is
+ * kept too); the package's copy otherwise. Install ran again (an upgrade) used to wipe an edit.
+ */
+export function presetAction(state: { readonly matchesPackage: boolean; readonly exists: boolean; readonly hash: string | undefined; readonly recordedHash: string | undefined }): 'in-place' | 'keep-edited' | 'copy' {
+  if (state.matchesPackage) return 'in-place'
+  if (state.exists && (state.recordedHash === undefined || state.hash !== state.recordedHash)) return 'keep-edited'
+  return 'copy'
 }
 
 // ---- patch blocks ---------------------------------------------------------------------------------
@@ -162,13 +176,33 @@ function eol(text: string): string {
   return text.includes('\r\n') ? '\r\n' : '\n'
 }
 
-/** The patch after install: the user's rows as they are, then our HMR and rows blocks, in the file's own line ending. */
+/** The text with one of our blocks replaced, where it is, by `body`; undefined when the block is not there. */
+function replacedBlock(text: string, name: string, body: string): string | undefined {
+  const found = blockLines(text, name)
+  if (found === undefined || found.end === -1) return undefined
+  const lines = text.split('\n')
+  const bom = found.start === 0 && lines[0]!.startsWith('\uFEFF') ? '\uFEFF' : ''
+  return [...lines.slice(0, found.start), `${bom}${body.slice(0, -1)}`, ...lines.slice(found.end + 1)].join('\n')
+}
+
+/**
+ * The patch after install: the user's rows as they are, our HMR and rows blocks in the file's own line
+ * ending. A block already there is rewritten where it stands, so a row of the user's after it (a
+ * setting for one of our rows, `- id: shadow-recall` with `config`) stays after it; new blocks go last.
+ */
 export function mergedPatch(current: string, profile: ProfileName, headlessPatch: string): string {
-  let base = withoutBlock(withoutBlock(current, ROWS_BLOCK), HMR_BLOCK)
-  if (patchShape(base) === 'empty-list') base = dropEmptyList(base)
   const ending = eol(current)
-  const ours = `${hmrBlock()}${rowsBlock(profile, headlessPatch)}`.replaceAll('\n', ending)
-  return `${base.trimEnd()}${base.trim().length === 0 ? '' : ending}${ours}`
+  let text = current
+  let missing = ''
+  for (const [name, body] of [[HMR_BLOCK, hmrBlock()], [ROWS_BLOCK, rowsBlock(profile, headlessPatch)]] as const) {
+    const ours = body.replaceAll('\n', ending)
+    const replaced = replacedBlock(text, name, ours)
+    if (replaced === undefined) missing += ours
+    else text = replaced
+  }
+  if (missing.length === 0) return text
+  if (patchShape(withoutBlock(withoutBlock(text, ROWS_BLOCK), HMR_BLOCK)) === 'empty-list') text = dropEmptyList(text)
+  return `${text.trimEnd()}${text.trim().length === 0 ? '' : ending}${missing}`
 }
 
 /** The patch after uninstall: our rows out; `[]` back when nothing else is left, so dsh still reads a list. */

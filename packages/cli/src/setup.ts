@@ -11,7 +11,7 @@ import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
 import {
   brokenBlock, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
-  PACKAGE, packageStash, patchPath, patchShape, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
+  PACKAGE, packageStash, patchPath, patchShape, presetAction, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
   run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
 } from './profile.ts'
 
@@ -120,6 +120,13 @@ function presetSource(profile: string): string {
   return join(profile, 'node_modules', PACKAGE, 'presets', 'shadow-context')
 }
 
+/** One hash over a preset folder's files (names and contents), to tell install's copy from an edited one. */
+function folderHash(folder: string): string {
+  const hash = createHash('sha256')
+  for (const name of readdirSync(folder).toSorted()) hash.update(`${name}\0${sha(join(folder, name))}\0`)
+  return hash.digest('hex')
+}
+
 /** The preset folder holds exactly the installed package's preset files. */
 function presetIsOurs(home: string, profile: string): boolean {
   const source = presetSource(profile)
@@ -202,15 +209,23 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
 
   // 4. web: the agent preset folder where rc.8 reads user presets
   let presetCopied = previous?.presetCopied ?? false
+  let presetHash = previous?.presetHash
   if (profile === 'web') {
     const source = presetSource(dir)
     const target = presetTarget(ctx.home)
-    if (presetIsOurs(ctx.home, dir)) note(`=     agent preset ${target} is in place`)
-    else {
+    const action = presetAction({ matchesPackage: presetIsOurs(ctx.home, dir), exists: existsSync(target), hash: existsSync(target) ? folderHash(target) : undefined, recordedHash: presetHash })
+    if (action === 'in-place') {
+      presetHash = folderHash(target)
+      note(`=     agent preset ${target} is in place`)
+    } else if (action === 'keep-edited') {
+      // the user changed the copy (a recall scope, an engine setting): install again must not wipe that
+      note(`=     kept the agent preset ${target}: it was changed after install copied it (the package's is in ${source}; to take it, delete yours and run install again)`)
+    } else {
       mkdirSync(join(ctx.home, '.agent-presets'), { recursive: true })
       rmSync(target, { recursive: true, force: true })
       cpSync(source, target, { recursive: true })
       presetCopied = true
+      presetHash = folderHash(target)
       note(`+     copied the agent preset to ${target}`)
     }
   } else if (!existsSync(offPatchPath(ctx.home))) {
@@ -218,7 +233,7 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
     note(`+     wrote ${offPatchPath(ctx.home)} (dsh --profile headless --patch <it> runs one session without Shadow Context)`)
   }
 
-  const record: ProfileRecord = { tarball: tarball.path, sha: tarballSha, version: tarball.version, hmrBefore, hmrPinned, presetCopied }
+  const record: ProfileRecord = { tarball: tarball.path, sha: tarballSha, version: tarball.version, hmrBefore, hmrPinned, presetCopied, ...(presetHash === undefined ? {} : { presetHash }) }
   manifest.profiles[profile] = record
   writeManifest(ctx.home, manifest)
   if (ctx.output.json) ctx.output.out(JSON.stringify({ profile, home: ctx.home, changes, checks }))

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from '../src/main.ts'
-import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
+import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, presetAction, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
 const HEADLESS = '# comment\n- id: compaction-basic\n  disabled: true\n- insert:\n    - id: shadow-capture\n      name: dsh-shadow-context/rows/capture\n'
@@ -36,6 +36,20 @@ describe('profile patch blocks', () => {
     expect(hasBlock(kept, ROWS_BLOCK)).toBe(false)
     expect(hasBlock(kept, HMR_BLOCK)).toBe(true) // dsh rc.8 needs it to boot
     expect(restoredPatch(once, { removeHmr: true }).trimEnd()).toBe(before.trimEnd())
+  })
+
+  it('keeps a row of the user\'s after our block where it is when install runs again (it was moved before our insert, where it set nothing)', () => {
+    const setting = '- id: shadow-recall\n  config: { scope: workspace }\n'
+    for (const ending of ['\n', '\r\n']) {
+      const once = merged(ending === '\n' ? DSH_HEADER : crlf(DSH_HEADER), 'headless')
+      const edited = `${once}${setting.replaceAll('\n', ending)}`
+      expect(merged(edited, 'headless')).toBe(edited)
+      // a changed shipped patch is rewritten in place, the user's row still after it
+      const newer = mergedPatch(edited, 'headless', `${HEADLESS}    - id: shadow-extra\n      name: dsh-shadow-context/rows/extra\n`)
+      expect(newer).toContain('shadow-extra')
+      expect(newer.replaceAll('\r\n', '\n').endsWith(`# <<< ${ROWS_BLOCK}\n${setting}`)).toBe(true)
+      expect(restoredPatch(newer, { removeHmr: true }).replaceAll('\r\n', '\n')).toBe(`${DSH_HEADER.replace('[]\n', '')}${setting}`)
+    }
   })
 
   it('finds its blocks in a patch an editor saved with CRLF or a byte-order mark, and keeps that line ending', () => {
@@ -80,6 +94,16 @@ describe('profile patch blocks', () => {
     expect(nodeIsEnough('v24.1.0')).toBe(true)
     expect(nodeIsEnough('v22.18.9')).toBe(false)
     expect(nodeIsEnough('v20.20.2')).toBe(false)
+  })
+
+  it('keeps an agent preset the user changed after install copied it, and replaces only its own older copy', () => {
+    expect(presetAction({ matchesPackage: true, exists: true, hash: 'a', recordedHash: 'b' })).toBe('in-place')
+    expect(presetAction({ matchesPackage: false, exists: false, hash: undefined, recordedHash: undefined })).toBe('copy')
+    // the copy install made (an older package's), unchanged: the package's new one replaces it
+    expect(presetAction({ matchesPackage: false, exists: true, hash: 'a', recordedHash: 'a' })).toBe('copy')
+    // edited since (a recall scope, an engine setting): kept; also when no hash was recorded (cannot tell)
+    expect(presetAction({ matchesPackage: false, exists: true, hash: 'edited', recordedHash: 'a' })).toBe('keep-edited')
+    expect(presetAction({ matchesPackage: false, exists: true, hash: 'edited', recordedHash: undefined })).toBe('keep-edited')
   })
 
   it('refuses a web install over a preset folder it did not copy before it changes anything', async () => {

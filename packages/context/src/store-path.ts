@@ -20,6 +20,8 @@ export function resolveStorePath(path: string | undefined, home?: string): strin
   // config may come from untyped JSON: refuse with our error, not a TypeError from a string method
   if (path !== undefined && typeof path !== 'string') throw new StorePathError(`store path must be a string, not ${typeof path}`)
   if (home !== undefined && typeof home !== 'string') throw new StorePathError(`dsh home must be a string, not ${typeof home}`)
+  // an empty home resolves to the working directory: the store (every message) would land in the project
+  if (home !== undefined && home.trim().length === 0) throw new StorePathError('dsh home must not be empty (leave it out for $DSH_HOME, then ~/.dsh)')
   const dshHome = resolve(resolveDshHome(home))
   if (dshHome.includes('\u0000')) throw new StorePathError('dsh home must not contain NUL')
   if (path === undefined || path.length === 0) return join(dshHome, DEFAULT_STORE_FILE)

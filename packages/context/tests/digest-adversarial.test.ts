@@ -75,6 +75,22 @@ describe('clip on huge text', () => {
     }), { numRuns: 2_000 })
   })
 
+  it('never puts half a surrogate pair into a digest or a stub, wherever a line is cut (an Errors line ended in a lone \\ud83d)', () => {
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+    const units = ['ECONNREFUSED ', 'TypeError: ', 'failed: ', 'x', ' ', '\n', '😀', 'e\u0301', '👩\u200d👩\u200d👧', '中', 'src/a.ts ', 'key=v1 ']
+    fc.assert(fc.property(fc.array(fc.constantFrom(...units), { maxLength: 400 }), pieces => {
+      const messages = output(pieces.join(''))
+      for (const text of [composeDigest({ checkpointId: 'k7q2mz.c1', tag: 'k7q2mz', messages, maxTokens: 220 }).text, composeMask({ checkpointId: 'k7q2mz.c1', tag: 'k7q2mz', messages }).text]) {
+        expect(lone.test(text), JSON.stringify(text)).toBe(false)
+      }
+    }), { numRuns: 1_500 })
+    // the shape found: an error word, then astral characters where the pattern's 60-unit tail ends
+    for (let pad = 40; pad < 70; pad += 1) {
+      const text = composeDigest({ checkpointId: 'k7q2mz.c1', tag: 'k7q2mz', messages: output(`ECONNREFUSED ${'x'.repeat(pad)}${'😀'.repeat(8)}`), maxTokens: 220 }).text
+      expect(lone.test(text), `pad ${pad}`).toBe(false)
+    }
+  })
+
   it('quotes a 40 MB ask and answer without flattening them whole (a 20 MB one took 2.6 s a digest)', () => {
     const text = 'word '.repeat(8_000_000)
     const user = { type: 'user/message', seq: 0, time: T0, data: { role: 'user', id: 'u0', content: [{ type: 'text', text }], source: { kind: 'user' } }, surfaceOp: 'append' }

@@ -189,6 +189,15 @@ describe('RecallResolver', () => {
     expect((await failure(() => redacting.search({ query: key }))).message).toMatch(/redacts/)
   })
 
+  it('echoes a long query clipped, not whole: the model wrote it already (a 2,000-character query came back whole on every call)', async () => {
+    const query = `staging port ${Array.from({ length: 900 }, (_, index) => `q${index}z`).join(' ')}`.slice(0, 2_000)
+    const result = await resolver().search({ query })
+    const header = result.text.split('\n')[0]!
+    expect(header.length).toBeLessThan(400)
+    expect(header).toContain('staging port q0z')
+    expect(result.text.length).toBeLessThan(1_000)
+  })
+
   it('says a query of punctuation alone has nothing to search for (it blamed redaction, which was off)', async () => {
     for (const query of ['"""', '---', '?!', '** ** **']) {
       const error = await failure(() => resolver().search({ query }))
@@ -469,6 +478,21 @@ describe('RecallResolver reading a window', () => {
     const timeTexts = await pages({ since: new Date(T0 + 300 * 60_000).toISOString(), until: new Date(T0 + 400 * 60_000).toISOString(), budget: 500 })
     expect(heads(timeTexts)).toEqual(Array.from({ length: 101 }, (_, index) => 300 + index))
     expect(seqTexts.join('\n')).not.toContain(`${tagOf}.401`)
+  })
+
+  it('keeps every page within its budget, title and cursor line included (a read at budget 200 came to 257 tokens)', async () => {
+    const within = (text: string, budget: number): void => expect(Math.ceil(text.length / 4), text.slice(0, 120)).toBeLessThanOrEqual(budget)
+    for (const budget of [200, 500, 2_000]) {
+      for (const text of await pages({ from_seq: 12, to_seq: 400, budget })) within(text, budget)
+      for (const text of await pages({ since: new Date(T0 + 300 * 60_000).toISOString(), until: new Date(T0 + 400 * 60_000).toISOString(), budget })) within(text, budget)
+      // a 2 MB output, cut: its first pages
+      let page = await resolver('windowed').read({ id: `${tagOf}.7`, budget })
+      for (let count = 0; count < 5 && page.cursor !== null; count += 1) {
+        within(page.text, budget)
+        page = await resolver('windowed').read({ cursor: page.cursor, budget })
+      }
+      within((await resolver('windowed').read({ from_seq: 1, to_seq: 20, budget })).text, budget)
+    }
   })
 
   it('ends an edited cursor that points past its window instead of failing', async () => {

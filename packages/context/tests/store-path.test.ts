@@ -90,6 +90,13 @@ describe('resolveStorePath', () => {
     expect(resolveStorePath('shadow:v2.db', home)).toBe(join(home, 'shadow:v2.db'))
   })
 
+  it('refuses an empty or blank home: it resolved to the working directory, so the store landed in the project', () => {
+    for (const blank of ['', ' ', '\t\n']) {
+      expect(refused(undefined, blank).message).toMatch(/home must not be empty/)
+      expect(refused('x.db', blank).message).toMatch(/home must not be empty/)
+    }
+  })
+
   it('refuses values that are not strings with a typed error', () => {
     for (const path of [42, null, {}, ['x.db'], true]) expect(refused(path).message).toMatch(/must be a string/)
     expect(refused('x.db', 42).message).toMatch(/must be a string/)

@@ -106,6 +106,32 @@ async function dshWeb(line: string): Promise<string> {
   }
 }
 
+/**
+ * Not a README line: the README's "Other sessions' history" setting, made where it says (a row of the
+ * user's after our block in the headless patch, the web preset's row), survives `dsh-shadow install`
+ * run again, as an upgrade runs it. Both were lost: the row was moved before our insert (where it set
+ * nothing), the edited preset replaced by the package's.
+ */
+function settingsSurviveInstall(line: string): void {
+  const dshHome = join(home, '.dsh')
+  const web = line.endsWith('web')
+  const edited = web ? join(dshHome, '.agent-presets', 'shadow-context', 'agent.cordis.yml') : join(dshHome, 'profiles', 'headless', 'cordis.patch.yml')
+  const original = readFileSync(edited, 'utf8')
+  writeFileSync(edited, web ? original.replace('    recall: {}', '    recall: { scope: workspace }') : `${original}- id: shadow-recall\n  config: { scope: workspace }\n`)
+  const started = Date.now()
+  const again = spawnSync('bash', ['-c', line], { cwd: repo, env, encoding: 'utf8', timeout: 900_000 })
+  expect(again.status, `${again.stdout}\n${again.stderr}`).toBe(0)
+  if (web) expect(readFileSync(edited, 'utf8')).toContain('recall: { scope: workspace }')
+  else {
+    const dump = spawnSync('bash', ['-c', 'dsh --profile headless --dump-config'], { cwd: work, env, encoding: 'utf8' })
+    expect(dump.stdout).toMatch(/name: dsh-shadow-context\/rows\/recall\n {2}config:\n {4}scope: workspace/)
+    // back to the README's own state for its next commands (uninstall leaves a user's row; dsh would warn that it targets nothing)
+    writeFileSync(edited, readFileSync(edited, 'utf8').replace('- id: shadow-recall\n  config: { scope: workspace }\n', ''))
+  }
+  steps.push({ line: `${line} again after the README's recall scope setting (not a README line)`, seconds: (Date.now() - started) / 1000 })
+  transcript.push(`$ ${line}    (again, after setting the recall scope)\n${again.stdout.trim().split('\n').slice(-4).map(text => `  ${text}`).join('\n')}`)
+}
+
 describe('the README, followed by a new dsh user', () => {
   const blocks = readmeCommands(readFileSync(join(repo, 'README.md'), 'utf8'), '## Use it in your dsh')
 
@@ -132,6 +158,7 @@ describe('the README, followed by a new dsh user', () => {
       const seconds = (Date.now() - started) / 1000
       steps.push({ line, seconds })
       transcript.push(`$ ${line}    (${seconds.toFixed(1)} s)\n${shown.split('\n').slice(-40).map(text => `  ${text}`).join('\n')}`)
+      if (line.startsWith('dsh-shadow install --profile ')) settingsSurviveInstall(line)
     }
     expect(outputs.get('dsh-shadow try')).toMatch(/uses port 5433/)
     expect(outputs.get('dsh-shadow try')).toMatch(/checkpoint/)

@@ -49,11 +49,18 @@ export interface ShadowRetentionConfig {
   intervalMinutes?: number
 }
 
+/**
+ * Node's longest timer: a longer delay is silently set to 1 ms (a retention interval of a month ran
+ * the pass every millisecond), so config past it is refused.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+const MAX_TIMER_MINUTES = Math.floor(MAX_TIMER_MS / 60_000)
+
 export const ShadowRetentionConfigSchema: z<ShadowRetentionConfig> = z.object({
   sessionBytes: z.natural().description('stored bytes one session may keep'),
   workspaceBytes: z.natural().description('stored bytes one workspace may keep'),
   maxAgeDays: z.natural().description('drop originals of checkpoints older than this many days'),
-  intervalMinutes: z.natural().min(1).default(60).description('how often the budget is applied'),
+  intervalMinutes: z.natural().min(1).max(MAX_TIMER_MINUTES).default(60).description('how often the budget is applied (at most 35791: 24.8 days)'),
 })
 
 export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
@@ -63,7 +70,7 @@ export const ShadowCaptureConfigSchema: z<ShadowCaptureConfig> = z.object({
   synchronous: z.union(['normal', 'full']).default('normal').description('SQLite durability level'),
   retryLimit: z.natural().default(10_000).description('events kept for retry after a failed write'),
   retryChars: z.natural().default(16_000_000).description('characters of event JSON kept for retry after a failed write'),
-  batchDelayMs: z.natural().default(200).description('longest wait before captured events are written, ms'),
+  batchDelayMs: z.natural().max(MAX_TIMER_MS).default(200).description('longest wait before captured events are written, ms'),
   maxBytes: z.natural().description('ceiling on the store file, bytes (default: none)'),
   busyTimeoutMs: z.natural().default(5_000).description("wait for another process's lock on the store, ms"),
   redact: z.boolean().default(false).description('redact secrets before they are stored'),

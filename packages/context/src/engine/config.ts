@@ -1,5 +1,6 @@
 /** Configuration of the Shadow Context compaction engine, with every default in one place. */
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 
 export interface ShadowEngineConfig {
   /** Compact when request pressure reaches this share of the context window. */
@@ -101,6 +102,7 @@ export interface ResolvedEngineConfig {
 }
 
 export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEngineConfig {
+  refuseUnknownKeys('ShadowEngineConfig', input, ShadowEngineConfigSchema)
   const config = ShadowEngineConfigSchema(input)
   const resolved: ResolvedEngineConfig = {
     thresholdRatio: config.thresholdRatio ?? 0.25,
@@ -120,6 +122,10 @@ export function resolveEngineConfig(input: ShadowEngineConfig = {}): ResolvedEng
     stateCheckpoint: config.stateCheckpoint ?? false,
     stateTokens: config.stateTokens ?? 300,
     auto: config.auto ?? true,
+  }
+  // schemastery's range checks let NaN through (YAML's .nan): a NaN threshold made every step a pass
+  for (const key of ['thresholdRatio', 'retainRatio', 'minRegionRatio', 'currentTurnRatio', 'maskHitRatio', 'rollupRatio'] as const) {
+    if (Number.isNaN(resolved[key])) throw new TypeError(`ShadowEngineConfig: ${key} must be a number, not NaN`)
   }
   if (resolved.retainRatio >= resolved.thresholdRatio) {
     throw new Error(`ShadowEngineConfig: retainRatio (${resolved.retainRatio}) must be below thresholdRatio (${resolved.thresholdRatio})`)

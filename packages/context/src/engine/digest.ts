@@ -43,7 +43,8 @@ export function tokensOf(text: string): number {
 // tool output of one huge token costs linear time, not a rescan of the rest from every start.
 const PATH = /(?<![\w@./-])(?:\.{0,2}\/)?(?:[\w@.-]{1,96}\/){1,24}[\w@-]{1,96}(?:\.[\w@-]{1,32}){0,4}\.[A-Za-z0-9]{1,8}\b|(?<![\w.-])[\w-]{1,96}\.(?:ts|tsx|js|mjs|cjs|json|ya?ml|sql|md|py|go|rs|java|toml|sh|css|html)\b/g
 const IDENTIFIER = /\b(?:[a-z]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[A-Z][a-z0-9]{1,64}(?:[A-Z][a-z0-9]{0,64}){1,16}|[a-z0-9]{1,64}(?:_[a-z0-9]{1,64}){1,16}|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){1,16})\b/g
-const ERROR_LINE = /(?:\b[A-Z][A-Za-z]{0,60}Error\b[^\n]{0,100}|\bE[A-Z]{3,32}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/g
+// `u`: the bounded tail counts characters, so it never ends between the halves of a surrogate pair
+const ERROR_LINE = /(?:\b[A-Z][A-Za-z]{0,60}Error\b[^\n]{0,100}|\bE[A-Z]{3,32}\b[^\n]{0,60}|\b(?:error|failed|failure|exception|panic)[:!][^\n]{0,100})/gu
 /**
  * Literal anchors: key=value, header names, versions and addresses, ids with digits, and (in the
  * conversation's own words) numbers of 3+ digits.

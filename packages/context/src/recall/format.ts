@@ -3,6 +3,7 @@
  * originals. Pure rendering and cursor handling; no store access here.
  */
 import { CANDIDATE_TEXT_CHARS, charBoundary, formatUtc as formatTime, type SearchHit, type ShadowMessage } from '@dsh-shadow/store'
+import { cutPrefix } from '../text.ts'
 
 export class RecallError extends Error {
   override readonly name = 'RecallError'
@@ -76,9 +77,13 @@ function absenceLines(view: SearchView): string[] {
   return lines
 }
 
+/** Characters of the query a search result repeats: the model wrote all of it in its call already. */
+const QUERY_ECHO_CHARS = 200
+
 export function renderSearch(view: SearchView): string {
   const { coverage } = view
-  const lines = [`shadow_search ${JSON.stringify(view.query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
+  const query = view.query.length > QUERY_ECHO_CHARS ? `${cutPrefix(view.query, QUERY_ECHO_CHARS)}…` : view.query
+  const lines = [`shadow_search ${JSON.stringify(query)}: ${coverage.returned} of ${coverage.matched}${coverage.matched > coverage.returned ? '+' : ''} matching messages (searched ${coverage.searched} in ${view.scope})`]
   if (view.timeNote !== undefined) lines.push(`Time: read ${view.timeNote}.`)
   lines.push(...absenceLines(view))
   if (view.hits.length === 0) {
@@ -150,8 +155,8 @@ export function bodyOf(message: Pick<ShadowMessage, 'text' | 'expiredAt'>): stri
  * Render messages from `startIndex` (and `startOffset` characters into it) until the token budget
  * is spent. A message too large for the budget is cut, and the cursor resumes inside it.
  */
-export function renderTranscript(messages: readonly ShadowMessage[], startIndex: number, startOffset: number, budgetTokens: number): TranscriptPage {
-  const budgetChars = Math.max(400, budgetTokens * 4)
+export function renderTranscript(messages: readonly ShadowMessage[], startIndex: number, startOffset: number, budgetTokens: number, floor: { readonly chars: number; readonly take: number } = { chars: 400, take: 200 }): TranscriptPage {
+  const budgetChars = Math.max(floor.chars, budgetTokens * 4)
   const parts: string[] = []
   let used = 0
   let index = startIndex
@@ -163,19 +168,23 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
     const text = bodyOf(message)
     const head = offset === 0 ? header(message) : `${header(message)} (continued from character ${offset})`
     const remaining = text.length - offset
-    const room = budgetChars - used - head.length - 1
+    // the page's characters: each part's header, its newline and text, and the newline joining it to the last
+    const joint = parts.length > 0 ? 1 : 0
+    const room = budgetChars - used - joint - head.length - 1
     if (room <= 0 && parts.length > 0) break
     if (remaining <= room) {
       parts.push(`${head}\n${text.slice(offset)}`)
-      used += head.length + 1 + remaining
+      used += joint + head.length + 1 + remaining
       index += 1
       offset = 0
       continue
     }
     // Too big for what is left: show what fits and continue inside this message next time.
-    const take = charBoundary(text, offset + Math.max(200, room)) - offset
+    // the cut notice is part of the page: its room comes off what is shown
+    const notice = `\n[… ${remaining} more characters of ${message.shadowId}]`.length
+    const take = charBoundary(text, offset + Math.max(floor.take, room - notice)) - offset
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
-    used += head.length + take
+    used += joint + head.length + 1 + take
     offset += take
     break
   }

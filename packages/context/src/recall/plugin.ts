@@ -14,10 +14,11 @@ import type { CommandDefinition } from '@deepseek-ai/dsh-commands'
 import { defineTool, type ToolRunContext } from '@deepseek-ai/dsh-tools'
 import z from '@deepseek-ai/schemastery'
 import { failpoint } from '@dsh-shadow/store'
-import { chooseProactiveHit } from './proactive.ts'
+import { chooseProactiveHit, proactiveText } from './proactive.ts'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import { cutPrefix } from '../text.ts'
 import type { ShadowCapture } from '../capture/service.ts'
-import { plainSnippet, readCommand, RecallError, renderTranscript } from './format.ts'
+import { plainSnippet, RecallError } from './format.ts'
 import { READ_BUDGET_MAX, READ_BUDGET_MIN, READ_TOOL, RecallResolver, SEARCH_EXCLUDES, SEARCH_LIMIT_MAX, SEARCH_TOOL, type ReadArgs, type SearchArgs } from './recall.ts'
 
 /** Source of recall messages Shadow Context puts into the context. */
@@ -104,6 +105,7 @@ export class ShadowRecall {
 
   constructor(ctx: Context, config: ShadowRecallConfig = {}) {
     this.ctx = ctx
+    refuseUnknownKeys('ShadowRecallConfig', config, ShadowRecallConfigSchema)
     const resolved = ShadowRecallConfigSchema(config)
     this.config = {
       scope: resolved.scope ?? 'session',
@@ -277,13 +279,10 @@ export class ShadowRecall {
     const hit = choice.hit
     if ((recent.get(hit.message.shadowId) ?? Number.NEGATIVE_INFINITY) > turn - this.config.proactiveWindowTurns) return undefined
     // the page starts at the matching passage of the hit itself, so the match is what fits
-    const at = hit.passage?.start ?? 0
-    const page = renderTranscript([hit.message], 0, at, this.config.proactiveTokens)
+    const text = proactiveText(hit, this.config.proactiveTokens)
     const ids = [hit.message.shadowId]
     recent.set(hit.message.shadowId, turn)
     await store.recordRecall({ sessionId: session.id, kind: 'proactive', time: Date.now(), query: cutPrefix(prompt, 200), shadowIds: ids, checkpointIds: hit.message.elidedBy === null ? [] : [hit.message.elidedBy] })
-    const more = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
-    const text = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${hit.matched.map(term => JSON.stringify(term)).join(', ')}]\n${page.text}${more}`
     const source: ShadowContextRecallSource = { kind: 'shadow-context', form: 'recall', shadowIds: ids, query: cutPrefix(prompt, 200) }
     return createUserMessage({ content: [{ type: 'text', text }], source })
   }

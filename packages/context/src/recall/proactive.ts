@@ -5,6 +5,8 @@
  * need costs tokens on every later request until compacted, and the model's own search is cheap.
  */
 import { coverageTerms, coveredTerms, type SearchHit, type SearchResult } from '@dsh-shadow/store'
+import { clip } from '../text.ts'
+import { readCommand, renderTranscript } from './format.ts'
 
 export interface ProactiveInput {
   readonly prompt: string
@@ -73,4 +75,24 @@ export function chooseProactiveHit(input: ProactiveInput): { hit: SearchHit } | 
   if (candidates.slice(1).some(other => { const words = new Set(rareIn(other)); return matched.every(term => words.has(term)) })) return { skip: 'another hit holds the same rare words' }
   if (best.message.role === 'user' && best.message.sourceKind === 'user' && sharedRun(input.prompt, best.message.text) >= ECHO_RUN) return { skip: 'the best hit is a past request phrased like this one' }
   return { hit: best }
+}
+
+/** Characters of the matched words a proactive recall's title lists. */
+const TITLE_MATCHES_CHARS = 80
+
+/**
+ * The proactive recall message for a hit: a title, the hit from its passage, and where to read on,
+ * all within `budgetTokens` (ceil(chars / 4), the meter's estimate). The title and the read-on line
+ * come out of the page's budget: they took it 88% over at 100 tokens (a title of 40 long identifiers).
+ */
+export function proactiveText(hit: SearchHit, budgetTokens: number): string {
+  const title = `[Shadow Context recall · from checkpoint ${hit.message.elidedBy} · matches ${clip(hit.matched.map(term => JSON.stringify(term)).join(', '), TITLE_MATCHES_CHARS)}]`
+  const at = hit.passage?.start ?? 0
+  const digits = String(hit.message.text.length).length
+  // the longest read-on line this page can end with (the page counts its own cut notice)
+  const more = `\n[more: ${readCommand({ ...hit, passage: { start: 10 ** digits, end: 0 } })}]`.length
+  const room = Math.max(0, budgetTokens * 4 - title.length - 1 - more)
+  const page = renderTranscript([hit.message], 0, at, Math.floor(room / 4), { chars: 0, take: 2 })
+  const readOn = page.nextIndex === null ? '' : `\n[more: ${readCommand({ ...hit, passage: { start: page.nextOffset, end: page.nextOffset } })}]`
+  return `${title}\n${page.text}${readOn}`
 }

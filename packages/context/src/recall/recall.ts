@@ -19,7 +19,7 @@ import {
 import { describeWindow, TimeExpressionResolver } from '@dsh-shadow/store'
 import { cutPrefix } from '../text.ts'
 import { rowsAt, SEQ_SPAN_MAX, windowPage, windowSlice } from './reads.ts'
-import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript } from './format.ts'
+import { decodeCursor, encodeCursor, formatTime, RecallError, renderSearch, renderTranscript, type TranscriptPage } from './format.ts'
 
 export const SEARCH_TOOL = 'shadow_search'
 export const READ_TOOL = 'shadow_read'
@@ -323,20 +323,32 @@ export class RecallResolver {
       const at = index - base
       // a tool result read by id: its call's arguments first, unless the read shows the call anyway
       const preface = cursorText === undefined && call !== undefined && !messages.slice(at).some(message => message.seq === call.seq) ? callPreface(call, budget) : undefined
-      const rendered = renderTranscript(messages, at, offset, preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4)))
-      // a window page that showed every row it read, with more in the window, goes on after them
-      const page = rendered.nextIndex === null && messages.length > 0 && base + messages.length < count ? { ...rendered, nextIndex: messages.length, nextOffset: 0 } : rendered
-      const resume = page.nextIndex === null ? undefined : messages[page.nextIndex]?.seq ?? (messages.at(-1)?.seq ?? 0) + 1
-      const next = page.nextIndex === null ? null : encodeCursor({ selector: windowed && resume !== undefined ? { ...selector, next: resume } : selector, index: base + page.nextIndex, offset: page.nextOffset })
-      const last = page.nextIndex ?? messages.length
-      const span = count === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, base + last + (page.nextOffset > 0 ? 1 : 0))} of ${count}`
-      const lines = [`shadow_read ${title}: ${span} (budget ${budget} tokens)`]
-      if (preface !== undefined) lines.push(preface)
-      if (page.text.length > 0) lines.push(page.text)
-      lines.push(next === null ? '[end]' : `More: shadow_read {"cursor":"${next}"}`)
+      const compose = (pageBudget: number, floor?: { chars: number; take: number }): { text: string; page: TranscriptPage; next: string | null; last: number } => {
+        const rendered = renderTranscript(messages, at, offset, pageBudget, floor)
+        // a window page that showed every row it read, with more in the window, goes on after them
+        const page = rendered.nextIndex === null && messages.length > 0 && base + messages.length < count ? { ...rendered, nextIndex: messages.length, nextOffset: 0 } : rendered
+        const resume = page.nextIndex === null ? undefined : messages[page.nextIndex]?.seq ?? (messages.at(-1)?.seq ?? 0) + 1
+        const next = page.nextIndex === null ? null : encodeCursor({ selector: windowed && resume !== undefined ? { ...selector, next: resume } : selector, index: base + page.nextIndex, offset: page.nextOffset })
+        const last = page.nextIndex ?? messages.length
+        const span = count === 0 ? 'nothing' : `messages ${index + 1}–${Math.max(index + 1, base + last + (page.nextOffset > 0 ? 1 : 0))} of ${count}`
+        const lines = [`shadow_read ${title}: ${span} (budget ${budget} tokens)`]
+        if (preface !== undefined) lines.push(preface)
+        if (page.text.length > 0) lines.push(page.text)
+        lines.push(next === null ? '[end]' : `More: shadow_read {"cursor":"${next}"}`)
+        return { text: lines.join('\n'), page, next, last }
+      }
+      let pageBudget = preface === undefined ? budget : Math.max(READ_BUDGET_MIN, budget - Math.ceil(preface.length / 4))
+      let composed = compose(pageBudget)
+      // the title, the cursor line and a cut notice come on top of the page: take what they cost off it
+      // (a read at budget 200 came to 257 tokens). Their length barely moves with the page, so a few tries do.
+      for (let attempt = 0; attempt < 3 && Math.ceil(composed.text.length / 4) > budget; attempt += 1) {
+        pageBudget = Math.max(1, Math.floor((Math.min(pageBudget * 4, composed.page.text.length) - (composed.text.length - budget * 4)) / 4))
+        composed = compose(pageBudget, { chars: 0, take: 2 })
+      }
+      const { page, next, last } = composed
       const shown = messages.slice(at, last + (page.nextOffset > 0 ? 1 : 0))
       return {
-        text: lines.join('\n'),
+        text: composed.text,
         shadowIds: shown.map(message => message.shadowId),
         checkpointIds: [...new Set(shown.flatMap(message => (message.elidedBy === null ? [] : [message.elidedBy])))],
         cursor: next,

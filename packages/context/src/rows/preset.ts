@@ -8,6 +8,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import * as CommandCompact from '@deepseek-ai/dsh-command-compact'
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import { ShadowCapture, ShadowCaptureConfigSchema, type ShadowCaptureConfig } from '../capture/service.ts'
 import { ShadowEngineConfigSchema, type ShadowEngineConfig } from '../engine/config.ts'
 import { ShadowCompactionEngine } from '../engine/engine.ts'
@@ -33,6 +34,7 @@ export const Config: z<Config> = z.object({
 })
 
 export function apply(ctx: Context, config: Config = {}): void {
+  refuseUnknownKeys('shadow-context preset row', config, Config)
   // Called on ctx itself (never a detached ctx.plugin): the rows must land in this preset's scope.
   ctx.plugin(ShadowCapture, config.capture ?? {})
   ctx.plugin(ShadowCompactionEngine, config.engine ?? {})

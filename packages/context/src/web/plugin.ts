@@ -10,6 +10,7 @@
 /// <reference types="@deepseek-ai/dsh-session-projection" />
 import type { Context } from '@deepseek-ai/cordis'
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import { ShadowProjection } from '../projection/plugin.ts'
 import { READER_NAMESPACE, READER_SERVICE, ShadowContextReader, ShadowContextReaderConfigSchema, type ShadowContextReaderConfig } from './reader.ts'
 
@@ -27,6 +28,7 @@ export const ShadowWeb = {
   name: 'shadow-context-web',
   Config: ShadowWebConfigSchema,
   apply(ctx: Context, config: ShadowWebConfig = {}): void {
+    refuseUnknownKeys('ShadowWebConfig', config, ShadowContextReaderConfigSchema, ['projection'])
     const { projection, ...reader } = ShadowWebConfigSchema(config)
     if (projection !== false) ctx.plugin(ShadowProjection)
     ctx.plugin(ShadowContextReader, reader)

@@ -18,6 +18,7 @@ import z from '@deepseek-ai/schemastery'
 import { Redactor, type ShadowMessage, type ShadowStoreApi, ShadowStoreWorkerClient } from '@dsh-shadow/store'
 import { RecallError } from '../recall/format.ts'
 import { RecallResolver, type ReadArgs, type SearchArgs } from '../recall/recall.ts'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 
@@ -144,6 +145,7 @@ export class ShadowContextReader extends TypertRemoteService {
   private unregister: (() => void) | undefined
 
   constructor(ctx: Context, config: ShadowContextReaderConfig = {}) {
+    refuseUnknownKeys('ShadowContextReaderConfig', config, ShadowContextReaderConfigSchema)
     super(ctx, READER_SERVICE, { namespace: READER_NAMESPACE })
     for (const initialize of remoteInitializers) initialize.call(this)
     const resolved = ShadowContextReaderConfigSchema(config)
