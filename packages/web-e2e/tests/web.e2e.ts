@@ -150,8 +150,13 @@ async function newSession(preset: RegExp): Promise<Locator> {
   await page.locator('button').filter({ hasText: 'New Session' }).click()
   const composer = page.locator('textarea:not([readonly])').first()
   await composer.waitFor({ timeout: 60_000 })
-  await page.getByTitle('Agent preset for the session you are about to start').click()
+  const chip = page.getByTitle('Agent preset for the session you are about to start')
+  await chip.click()
   await page.getByRole('menuitem', { name: preset }).click()
+  // dsh applies the pick to the blank session with an RPC (the chip is disabled meanwhile): a first
+  // message sent before it returns starts the session with the preset it had (a Standard session
+  // once ran its first turns as Shadow Context). The chip shows the pick, then is enabled again.
+  await expect.poll(async () => preset.test((await chip.textContent()) ?? '') && await chip.isEnabled(), { timeout: 30_000 }).toBe(true)
   return composer
 }
 
