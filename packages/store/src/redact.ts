@@ -39,9 +39,11 @@ const BUILTINS: readonly Detector[] = [
   { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}/g },
   { kind: 'jwt', pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { kind: 'bearer', pattern: /\b[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g },
+  // quotes may come escaped (JSON inside a JSON string: a tool call writing a config file), and a
+  // value ends before an escaped quote or backslash
   {
     kind: 'secret',
-    pattern: new RegExp(String.raw`\b${SECRET_NAMES}\b["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED:)[^\s"'\`,;]{6,})`, 'gi'),
+    pattern: new RegExp(String.raw`\b${SECRET_NAMES}\b(?:\\{0,8}["'])?\s*[:=]\s*(?:\\{0,8}["'])?(?<secret>(?!\[REDACTED:)(?:[^\s"'\`,;\\]|\\(?![\\"'])){6,})`, 'gi'),
   },
   // scheme ≤ 32, user and password ≤ 1024 characters: each start looks a bounded way ahead
   { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]{1,1024}:(?<secret>[^\s/@]{3,1024})@/gi },

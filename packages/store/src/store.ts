@@ -61,9 +61,10 @@ export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBacken
 const REDACT_META = 'redact'
 /**
  * What a redaction of stored rows takes out, as a number: 2 also takes a secret out of the event
- * JSON when its name and value sit in two content blocks (redactEventJson).
+ * JSON when its name and value sit in two content blocks (redactEventJson); 3 a `name: value`
+ * whose quotes are escaped (JSON inside a JSON string: a tool call writing a config file).
  */
-const REDACTION_VERSION = 2
+const REDACTION_VERSION = 3
 const REDACTION_VERSION_META = 'redaction_version'
 
 function savedRedactor(saved: string | undefined): Redactor | undefined {

@@ -136,7 +136,26 @@ describe.each(TARGETS)('a secret split across content blocks on $name', target =
     expect(await store.integrityCheck()).toEqual([])
     await store.close()
     // once redacted again, a later open does not pass over the rows again
-    expect(await metaOf(target, location, 'redaction_version')).toBe('2')
+    expect(await metaOf(target, location, 'redaction_version')).toBe('3')
+  })
+
+  it('a store redacted by version 2 is redacted again for secrets in JSON inside JSON strings', async () => {
+    const location = target.location()
+    const plain = await ShadowStore.open(location, { redact: false })
+    const args = JSON.stringify({ path: 'config.json', content: JSON.stringify({ password: 'hunter2nested' }) })
+    const text = `[tool call write] ${args}`
+    await plain.append([message('v2', 0, text, { eventType: 'assistant/message', role: 'assistant', eventJson: JSON.stringify({ type: 'assistant/message', seq: 0, data: { message: { content: [{ type: 'tool-call', id: 'c1', name: 'write', arguments: args }] } } }) })])
+    await plain.close()
+    // as version 2 left it: its redaction did not see the escaped quotes
+    await setMeta(target, location, 'redact', '{}')
+    await setMeta(target, location, 'redaction_version', '2')
+    await setMeta(target, location, 'row_hash', 'stored')
+    const store = await ShadowStore.open(location, { redact: {} })
+    const [stored] = await store.read({ sessionId: 'v2' })
+    expect(stored!.text).not.toContain('hunter2nested')
+    expect(stored!.eventJson).not.toContain('hunter2nested')
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
   })
 
   it('a pass cut off part-way starts over when the policy changes before it finishes', async () => {

@@ -15,6 +15,7 @@ const ADVERSARIAL: Record<string, (size: number) => string> = {
   'url secret without @': size => `a://b:${'c:'.repeat((size - 6) / 2)}`,
   'bearer runs': size => 'Bearer '.repeat(size / 7),
   'secret keyword runs': size => 'password '.repeat(size / 9),
+  'escaped quotes after keywords': size => 'password\\\\\\"'.repeat(size / 12),
   'api key prefix runs': size => 'sk-a '.repeat(size / 5),
   'spaces after keywords': size => `password${' '.repeat(size / 2)}Bearer${' '.repeat(size / 2)}`,
   'seeded mix of pattern fragments': size => {
@@ -92,6 +93,21 @@ describe('Redactor', () => {
     expect(out).not.toContain('b3BlbnNzaC1rZXkt')
     expect(out).not.toContain('NhAAAAAwEAAQAAAYEA')
     expect(out).toContain('[output truncated]')
+  })
+
+  it('redacts a secret in JSON inside a JSON string (a tool call that writes a config file)', () => {
+    // the call's arguments are JSON; the file's content in them is JSON again, its quotes escaped
+    const file = JSON.stringify({ password: 'hunter2secretX', nested: { api_key: 'abcdef123456' } }, null, 2)
+    const args = JSON.stringify({ path: 'config.json', content: file })
+    const redactor = new Redactor({})
+    for (const text of [args, JSON.stringify(args)]) {
+      const out = redactor.text(text)
+      expect(out).not.toContain('hunter2secretX')
+      expect(out).not.toContain('abcdef123456')
+      expect(redactor.text(out)).toBe(out)
+    }
+    // the value ends at its escaped closing quote: what follows it stays
+    expect(redactor.text(String.raw`{\"password\": \"hunter2secretX\", \"user\": \"ann\"}`)).toBe(String.raw`{\"password\": \"[REDACTED:secret]\", \"user\": \"ann\"}`)
   })
 
   it('is idempotent: redacting redacted text changes nothing', () => {
