@@ -10,6 +10,17 @@ const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every
 const HEADLESS = '# comment\n- id: compaction-basic\n  disabled: true\n- insert:\n    - id: shadow-capture\n      name: dsh-shadow-context/rows/capture\n'
 const USER = '# mine\n- id: agent-default-model\n  config: { provider: deepseek, model: deepseek-chat }\n'
 
+/** Every file under a dsh home with its content, and every folder: what a refused command must leave as it was. */
+function homeTree(home: string): string[] {
+  return readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
+    try {
+      return `${name}: ${readFileSync(join(home, name), 'utf8')}`
+    } catch {
+      return `${name}/`
+    }
+  })
+}
+
 /** What install writes, given the file as it is. */
 const merged = (before: string, profile: 'headless' | 'web'): string => mergedPatch(before, profile, HEADLESS)
 const crlf = (text: string): string => text.replaceAll('\r\n', '\n').replaceAll('\n', '\r\n')
@@ -113,13 +124,7 @@ describe('profile patch blocks', () => {
       writeFileSync(join(home, '.agent-presets', 'shadow-context', 'agent.cordis.yml'), '# my own preset\n')
       mkdirSync(join(home, 'profiles', 'web'), { recursive: true })
       writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), DSH_HEADER)
-      const tree = (): string[] => readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
-        try {
-          return `${name}: ${readFileSync(join(home, name), 'utf8')}`
-        } catch {
-          return `${name}/`
-        }
-      })
+      const tree = (): string[] => homeTree(home)
       const before = tree()
       let stderr = ''
       // whatever this machine has on PATH (a launcher or not), the refusal comes first
@@ -129,6 +134,32 @@ describe('profile patch blocks', () => {
       expect(tree()).toEqual(before)
     } finally {
       rmSync(home, { recursive: true, force: true })
+    }
+  })
+
+  it('refuses an install record it cannot read (cut short, or not its shape) before it changes anything', async () => {
+    // read as no record at all, install went on: it took our own pinned hmr for the user's and
+    // forgot it had copied the preset (uninstall then left it); a record of the wrong shape threw a
+    // TypeError after the package was added
+    for (const record of ['{"profiles": {"headless": {"tarball": "/x.tgz", "sha', '{"profiles": "headless"}', '{"profiles": {"web": {"tarball": 5}}}', '[]']) {
+      const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-record-'))
+      try {
+        mkdirSync(join(home, 'shadow-context'), { recursive: true })
+        writeFileSync(join(home, 'shadow-context', 'install.json'), record)
+        mkdirSync(join(home, 'profiles', 'headless'), { recursive: true })
+        writeFileSync(join(home, 'profiles', 'headless', 'cordis.patch.yml'), merged(DSH_HEADER, 'headless'))
+        const tree = (): string[] => homeTree(home)
+        const before = tree()
+        for (const command of [['install', '--profile', 'headless'], ['uninstall']]) {
+          let stderr = ''
+          const code = await runCli([...command, '--dsh-home', home], { stdout: () => undefined, stderr: text => void (stderr += text), stderrIsTTY: false })
+          expect(stderr, `${command[0]} over ${record}`).toMatch(/install\.json is not an install record dsh-shadow can read .*; nothing was changed/)
+          expect(code).toBe(2)
+          expect(tree()).toEqual(before)
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+      }
     }
   })
 
