@@ -56,6 +56,22 @@ describe('redactEventJson', () => {
     expect(redacted).not.toMatch(/Val\d+-/)
   })
 
+  it('carries thousands of secrets that begin alike past a long run of those characters in linear time', () => {
+    // 4,000 values all beginning 'AAAAAA', then 200,000 A's: each position of the run had each of
+    // the 4,000 looked at (41 s; 1,000 values and 100,000 A's, a 170 KB message, 4.4 s)
+    const content = Array.from({ length: 8_000 }, (_, index) => ({ type: 'text', text: index % 2 === 0 ? 'password:' : `AAAAAA${index}` }))
+    content.push({ type: 'text', text: `${'A'.repeat(200_000)}${'AAAAAA'}7` }, { type: 'text', text: 'keep AAAAAA1 and AAAAAA11 and AAAAAA111x' })
+    const json = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content } })
+    const started = performance.now()
+    const out = JSON.parse(redactEventJson(json, redactor)).data.content as Array<{ text: string }>
+    expect(performance.now() - started).toBeLessThan(5_000) // a hang guard: linear is ~0.1 s
+    expect(out.filter((_, index) => index % 2 === 1 && index < 8_000).every(block => block.text === '[REDACTED:secret]')).toBe(true)
+    // the run is one covered stretch where a value ends it ('AAAAAA7' after A's is one of them)
+    expect(out[8_000]!.text).toBe(`${'A'.repeat(200_000)}[REDACTED:secret]`)
+    // longest wins where values overlap: AAAAAA111 then 'x' (AAAAAA1, AAAAAA11 are values too)
+    expect(out[8_001]!.text).toBe('keep [REDACTED:secret] and [REDACTED:secret] and [REDACTED:secret]x')
+  })
+
   it('redacts what it made to itself (found by a property test: a marker that begins a word, a value that is a name)', () => {
     const cases = [
       ['Bearerghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----', 'Bearer'],
