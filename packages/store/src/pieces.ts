@@ -47,7 +47,7 @@ export function needleMatcher(needles: readonly string[]): NeedleMatcher {
         firstChild[node] = next
         children[node] = children[node]! + 1
         if (node === 0) rootChild[code] = next
-        else if (children[node] === WIDE_CHILDREN + 1) for (let at = next; at !== -1; at = sibling[at]!) wide.set(node * 0x10000 + unit[at]!, at)
+        else if (children[node] === WIDE_CHILDREN + 1) for (let kin = next; kin !== -1; kin = sibling[kin]!) wide.set(node * 0x10000 + unit[kin]!, kin)
         else if (children[node]! > WIDE_CHILDREN) wide.set(node * 0x10000 + code, next)
       }
       node = next
