@@ -1,9 +1,11 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
+import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from '../src/main.ts'
+import { folderHash } from '../src/setup.ts'
 import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, presetAction, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
@@ -115,6 +117,23 @@ describe('profile patch blocks', () => {
     // edited since (a recall scope, an engine setting): kept; also when no hash was recorded (cannot tell)
     expect(presetAction({ matchesPackage: false, exists: true, hash: 'edited', recordedHash: 'a' })).toBe('keep-edited')
     expect(presetAction({ matchesPackage: false, exists: true, hash: 'edited', recordedHash: undefined })).toBe('keep-edited')
+  })
+
+  it('hashes an edited preset folder that holds a folder of its own (install read it as a file: EISDIR after the package was added)', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-hash-'))
+    try {
+      writeFileSync(join(folder, 'agent.cordis.yml'), '# preset\n')
+      const sha = (text: string): string => createHash('sha256').update(text).digest('hex')
+      // a flat folder hashes as before, so a recorded hash of install's own copy still matches it
+      expect(folderHash(folder)).toBe(sha(`agent.cordis.yml\0${sha('# preset\n')}\0`))
+      mkdirSync(join(folder, 'prompts'))
+      writeFileSync(join(folder, 'prompts', 'review.md'), 'one')
+      const withFolder = folderHash(folder)
+      writeFileSync(join(folder, 'prompts', 'review.md'), 'two')
+      expect(folderHash(folder)).not.toBe(withFolder)
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   })
 
   it('refuses a web install over a preset folder it did not copy before it changes anything', async () => {
