@@ -165,17 +165,29 @@ function piecesScrubber(pieces: readonly Removed[]): (text: string) => string {
   }
 }
 
+/**
+ * `name`, or the first of `name#2`, `name#3`… not yet in `out`: two keys redacted alike (or one
+ * redacted like a later real key) must not overwrite each other. `suffixes` remembers where each
+ * name's search stopped (names are only added, so the ones below stay taken): searching from #2
+ * for every key made 20,000 keys redacting alike take 35 s.
+ */
+function freeName(out: Record<string, unknown>, name: string, suffixes: Map<string, number>): string {
+  if (!Object.hasOwn(out, name)) return name
+  let n = suffixes.get(name) ?? 2
+  while (Object.hasOwn(out, `${name}#${n}`)) n += 1
+  suffixes.set(name, n + 1)
+  return `${name}#${n}`
+}
+
 /** Every string of a parsed document (keys too) with each piece replaced by its marker. */
 function withoutPieces(value: unknown, scrub: (text: string) => string): unknown {
   if (typeof value === 'string') return scrub(value)
   if (Array.isArray(value)) return value.map(item => withoutPieces(item, scrub))
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+    const suffixes = new Map<string, number>()
     for (const [key, item] of Object.entries(value)) {
-      const scrubbed = scrub(key)
-      let name = scrubbed
-      for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${scrubbed}#${n}`
-      out[name] = withoutPieces(item, scrub)
+      out[freeName(out, scrub(key), suffixes)] = withoutPieces(item, scrub)
     }
     return out
   }
@@ -268,12 +280,9 @@ export class Redactor {
     if (typeof value === 'object' && value !== null) {
       // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
       const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+      const suffixes = new Map<string, number>()
       for (const [key, item] of Object.entries(value)) {
-        const redacted = this.text(key)
-        let name = redacted
-        // two keys redacted alike (or one redacted like a later real key) must not overwrite each other
-        for (let n = 2; Object.hasOwn(out, name); n += 1) name = `${redacted}#${n}`
-        out[name] = this.builtins && typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key) && !item.startsWith('[REDACTED:')
+        out[freeName(out, this.text(key), suffixes)] = this.builtins && typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key) && !item.startsWith('[REDACTED:')
           ? '[REDACTED:secret]'
           : this.value(item)
       }
