@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CliError, EXIT } from './format.ts'
 
 export const PACKAGE = 'dsh-shadow-context'
 /** The only launcher that works: npm's `latest` (0.1.5-rc.2) has unpublished dependencies. */
@@ -68,13 +69,43 @@ export interface InstallManifest {
   profiles: Partial<Record<ProfileName, ProfileRecord>>
 }
 
-export function readManifest(home: string): InstallManifest {
-  try {
-    const parsed = JSON.parse(readFileSync(manifestPath(home), 'utf8')) as InstallManifest
-    return { profiles: parsed.profiles ?? {} }
-  } catch {
-    return { profiles: {} }
+/** What is wrong with a parsed install record (undefined: nothing). */
+function recordProblem(parsed: unknown): string | undefined {
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+  if (!isObject(parsed) || !isObject(parsed['profiles'])) return 'no "profiles" object'
+  for (const [name, record] of Object.entries(parsed['profiles'])) {
+    if (!(PROFILES as readonly string[]).includes(name)) return `unknown profile "${name.slice(0, 40)}"`
+    if (!isObject(record)) return `profile ${name}: not an object`
+    const wrong = [
+      ...['tarball', 'sha', 'version'].filter(key => typeof record[key] !== 'string'),
+      ...(record['hmrBefore'] === null || typeof record['hmrBefore'] === 'string' ? [] : ['hmrBefore']),
+      ...['hmrPinned', 'presetCopied'].filter(key => typeof record[key] !== 'boolean'),
+      ...(record['presetHash'] === undefined || typeof record['presetHash'] === 'string' ? [] : ['presetHash']),
+    ]
+    if (wrong.length > 0) return `profile ${name}: ${wrong.join(', ')} missing or of the wrong type`
   }
+  return undefined
+}
+
+/**
+ * The install record; none when the file is absent. One that cannot be read is refused, not taken
+ * for none: install then took its own pinned hmr for the user's and forgot the preset it copied.
+ */
+export function readManifest(home: string): InstallManifest {
+  const path = manifestPath(home)
+  if (!existsSync(path)) return { profiles: {} }
+  let problem: string | undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'))
+    problem = recordProblem(parsed)
+  } catch (error) {
+    problem = error instanceof Error ? error.message : String(error)
+  }
+  if (problem !== undefined) {
+    throw new CliError(`${path} is not an install record dsh-shadow can read (${problem}); nothing was changed. It is what uninstall reverts by: put it right, or move it away (install then starts a new one), and run again`, EXIT.usage)
+  }
+  return parsed as InstallManifest
 }
 
 /**

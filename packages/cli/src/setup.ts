@@ -4,7 +4,7 @@
  * `<home>/shadow-context/install.json`, so uninstall reverts exactly that and nothing else.
  */
 import { createHash } from 'node:crypto'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
@@ -120,10 +120,19 @@ function presetSource(profile: string): string {
   return join(profile, 'node_modules', PACKAGE, 'presets', 'shadow-context')
 }
 
-/** One hash over a preset folder's files (names and contents), to tell install's copy from an edited one. */
-function folderHash(folder: string): string {
+/**
+ * One hash over a preset folder's files (names and contents), to tell install's copy from an edited
+ * one. Folders in it (a user's own) are hashed inside (reading one as a file threw EISDIR after the
+ * package was added), links by where they point; a flat folder hashes as it always did.
+ */
+export function folderHash(folder: string): string {
   const hash = createHash('sha256')
-  for (const name of readdirSync(folder).toSorted()) hash.update(`${name}\0${sha(join(folder, name))}\0`)
+  for (const entry of readdirSync(folder, { withFileTypes: true }).toSorted((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(folder, entry.name)
+    if (entry.isDirectory()) hash.update(`${entry.name}/\0${folderHash(path)}\0`)
+    else if (entry.isSymbolicLink()) hash.update(`${entry.name}@\0${readlinkSync(path)}\0`)
+    else hash.update(`${entry.name}\0${sha(path)}\0`)
+  }
   return hash.digest('hex')
 }
 

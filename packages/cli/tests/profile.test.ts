@@ -1,14 +1,27 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
+import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli } from '../src/main.ts'
+import { folderHash } from '../src/setup.ts'
 import { brokenBlock, hasBlock, HMR_BLOCK, mergedPatch, nodeIsEnough, patchShape, presetAction, restoredPatch, ROWS_BLOCK } from '../src/profile.ts'
 
 const DSH_HEADER = '# Your patch layer for this dsh profile, applied after every bundle layer:\n# a top-level YAML array of loader patch entries.\n[]\n'
 const HEADLESS = '# comment\n- id: compaction-basic\n  disabled: true\n- insert:\n    - id: shadow-capture\n      name: dsh-shadow-context/rows/capture\n'
 const USER = '# mine\n- id: agent-default-model\n  config: { provider: deepseek, model: deepseek-chat }\n'
+
+/** Every file under a dsh home with its content, and every folder: what a refused command must leave as it was. */
+function homeTree(home: string): string[] {
+  return readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
+    try {
+      return `${name}: ${readFileSync(join(home, name), 'utf8')}`
+    } catch {
+      return `${name}/`
+    }
+  })
+}
 
 /** What install writes, given the file as it is. */
 const merged = (before: string, profile: 'headless' | 'web'): string => mergedPatch(before, profile, HEADLESS)
@@ -106,6 +119,23 @@ describe('profile patch blocks', () => {
     expect(presetAction({ matchesPackage: false, exists: true, hash: 'edited', recordedHash: undefined })).toBe('keep-edited')
   })
 
+  it('hashes an edited preset folder that holds a folder of its own (install read it as a file: EISDIR after the package was added)', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-hash-'))
+    try {
+      writeFileSync(join(folder, 'agent.cordis.yml'), '# preset\n')
+      const sha = (text: string): string => createHash('sha256').update(text).digest('hex')
+      // a flat folder hashes as before, so a recorded hash of install's own copy still matches it
+      expect(folderHash(folder)).toBe(sha(`agent.cordis.yml\0${sha('# preset\n')}\0`))
+      mkdirSync(join(folder, 'prompts'))
+      writeFileSync(join(folder, 'prompts', 'review.md'), 'one')
+      const withFolder = folderHash(folder)
+      writeFileSync(join(folder, 'prompts', 'review.md'), 'two')
+      expect(folderHash(folder)).not.toBe(withFolder)
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
   it('refuses a web install over a preset folder it did not copy before it changes anything', async () => {
     const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-'))
     try {
@@ -113,13 +143,7 @@ describe('profile patch blocks', () => {
       writeFileSync(join(home, '.agent-presets', 'shadow-context', 'agent.cordis.yml'), '# my own preset\n')
       mkdirSync(join(home, 'profiles', 'web'), { recursive: true })
       writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), DSH_HEADER)
-      const tree = (): string[] => readdirSync(home, { recursive: true, encoding: 'utf8' }).toSorted().map(name => {
-        try {
-          return `${name}: ${readFileSync(join(home, name), 'utf8')}`
-        } catch {
-          return `${name}/`
-        }
-      })
+      const tree = (): string[] => homeTree(home)
       const before = tree()
       let stderr = ''
       // whatever this machine has on PATH (a launcher or not), the refusal comes first
@@ -129,6 +153,32 @@ describe('profile patch blocks', () => {
       expect(tree()).toEqual(before)
     } finally {
       rmSync(home, { recursive: true, force: true })
+    }
+  })
+
+  it('refuses an install record it cannot read (cut short, or not its shape) before it changes anything', async () => {
+    // read as no record at all, install went on: it took our own pinned hmr for the user's and
+    // forgot it had copied the preset (uninstall then left it); a record of the wrong shape threw a
+    // TypeError after the package was added
+    for (const record of ['{"profiles": {"headless": {"tarball": "/x.tgz", "sha', '{"profiles": "headless"}', '{"profiles": {"web": {"tarball": 5}}}', '[]']) {
+      const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-record-'))
+      try {
+        mkdirSync(join(home, 'shadow-context'), { recursive: true })
+        writeFileSync(join(home, 'shadow-context', 'install.json'), record)
+        mkdirSync(join(home, 'profiles', 'headless'), { recursive: true })
+        writeFileSync(join(home, 'profiles', 'headless', 'cordis.patch.yml'), merged(DSH_HEADER, 'headless'))
+        const tree = (): string[] => homeTree(home)
+        const before = tree()
+        for (const command of [['install', '--profile', 'headless'], ['uninstall']]) {
+          let stderr = ''
+          const code = await runCli([...command, '--dsh-home', home], { stdout: () => undefined, stderr: text => void (stderr += text), stderrIsTTY: false })
+          expect(stderr, `${command[0]} over ${record}`).toMatch(/install\.json is not an install record dsh-shadow can read .*; nothing was changed/)
+          expect(code).toBe(2)
+          expect(tree()).toEqual(before)
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+      }
     }
   })
 

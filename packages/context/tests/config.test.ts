@@ -39,5 +39,8 @@ describe('unknown options', () => {
     expect(() => new ShadowContextReader(ctx, { store: 'x.db' } as never)).toThrow(/ShadowContextReaderConfig: unknown option "store"/)
     expect(() => ShadowWeb.apply(ctx, { projections: false } as never)).toThrow(/ShadowWebConfig: unknown option "projections"/)
     expect(() => preset.apply(ctx, { engines: {} } as never)).toThrow(/shadow-context preset row: unknown option "engines"/)
+    // the offline try model's row too (a misspelt window ran the script at 16k)
+    const tryModel = (await import('../src/rows/try-model.ts')).default
+    expect(() => tryModel.apply(ctx, { contextWindw: 8_000 } as never)).toThrow(/shadow-try-model row: unknown option "contextWindw"/)
   })
 })

@@ -224,7 +224,11 @@ export interface ShadowBackend {
   stats(): Awaitable<Omit<StoreStats, 'path'>>
   /** A pass redacting the stored rows is due (the policy was turned on or changed) or was interrupted. */
   redactionPending(): Awaitable<boolean>
-  markRedactionPending(): Awaitable<void>
+  /**
+   * Mark a pass due. `restart`: from the first row, for a policy (or redaction version) that takes
+   * more than the one an interrupted pass was applying (the rows it did never saw the new one).
+   */
+  markRedactionPending(restart: boolean): Awaitable<void>
   /** Every row's hash is of its stored (redacted) form; false for a store from before that rule. */
   rowHashesCurrent(): Awaitable<boolean>
   /** A vacuum is owed (text was redacted in place and may linger in free space). */

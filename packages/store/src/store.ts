@@ -61,9 +61,10 @@ export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBacken
 const REDACT_META = 'redact'
 /**
  * What a redaction of stored rows takes out, as a number: 2 also takes a secret out of the event
- * JSON when its name and value sit in two content blocks (redactEventJson).
+ * JSON when its name and value sit in two content blocks (redactEventJson); 3 a `name: value`
+ * whose quotes are escaped (JSON inside a JSON string: a tool call writing a config file).
  */
-const REDACTION_VERSION = 2
+const REDACTION_VERSION = 3
 const REDACTION_VERSION_META = 'redaction_version'
 
 function savedRedactor(saved: string | undefined): Redactor | undefined {
@@ -130,7 +131,8 @@ export class ShadowStore {
         if (((await backend.meta(REDACT_META)) ?? 'off') !== policy) {
           // rows stored under the old policy are redacted now (pass marked before the policy, so a
           // kill between the two still leaves it due)
-          if (given !== undefined) await backend.markRedactionPending()
+          // from the first row: an interrupted pass's rows were redacted under the old policy only
+          if (given !== undefined) await backend.markRedactionPending(true)
           await backend.setMeta(REDACT_META, policy)
         }
       }
@@ -138,11 +140,11 @@ export class ShadowStore {
       if (options.readOnly !== true) {
         // a redacting store from before row hashes were of the stored form: one pass rehashes it
         // (the old hash of the unredacted event is what a dictionary attack needs)
-        if (redactor !== undefined && !(await backend.rowHashesCurrent())) await backend.markRedactionPending()
+        if (redactor !== undefined && !(await backend.rowHashesCurrent())) await backend.markRedactionPending(false)
         // rows a redacting store kept before its redaction took what it does now (REDACTION_VERSION):
         // one pass redacts them again (marked before the version, so a kill between leaves it due)
         if (redactor !== undefined && (await backend.meta(REDACTION_VERSION_META)) !== String(REDACTION_VERSION)) {
-          await backend.markRedactionPending()
+          await backend.markRedactionPending(true)
           await backend.setMeta(REDACTION_VERSION_META, String(REDACTION_VERSION))
         }
         if (redactor !== undefined && (await backend.redactionPending())) await store.redactStored((done, total) => options.onProgress?.('redact', done, total))

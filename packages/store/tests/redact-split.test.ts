@@ -56,6 +56,22 @@ describe('redactEventJson', () => {
     expect(redacted).not.toMatch(/Val\d+-/)
   })
 
+  it('carries thousands of secrets that begin alike past a long run of those characters in linear time', () => {
+    // 4,000 values all beginning 'AAAAAA', then 200,000 A's: each position of the run had each of
+    // the 4,000 looked at (41 s; 1,000 values and 100,000 A's, a 170 KB message, 4.4 s)
+    const content = Array.from({ length: 8_000 }, (_, index) => ({ type: 'text', text: index % 2 === 0 ? 'password:' : `AAAAAA${index}` }))
+    content.push({ type: 'text', text: `${'A'.repeat(200_000)}${'AAAAAA'}7` }, { type: 'text', text: 'keep AAAAAA1 and AAAAAA11 and AAAAAA111x' })
+    const json = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content } })
+    const started = performance.now()
+    const out = JSON.parse(redactEventJson(json, redactor)).data.content as Array<{ text: string }>
+    expect(performance.now() - started).toBeLessThan(5_000) // a hang guard: linear is ~0.1 s
+    expect(out.filter((_, index) => index % 2 === 1 && index < 8_000).every(block => block.text === '[REDACTED:secret]')).toBe(true)
+    // the run is one covered stretch where a value ends it ('AAAAAA7' after A's is one of them)
+    expect(out[8_000]!.text).toBe(`${'A'.repeat(200_000)}[REDACTED:secret]`)
+    // longest wins where values overlap: AAAAAA111 then 'x' (AAAAAA1, AAAAAA11 are values too)
+    expect(out[8_001]!.text).toBe('keep [REDACTED:secret] and [REDACTED:secret] and [REDACTED:secret]x')
+  })
+
   it('redacts what it made to itself (found by a property test: a marker that begins a word, a value that is a name)', () => {
     const cases = [
       ['Bearerghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----', 'Bearer'],
@@ -136,7 +152,43 @@ describe.each(TARGETS)('a secret split across content blocks on $name', target =
     expect(await store.integrityCheck()).toEqual([])
     await store.close()
     // once redacted again, a later open does not pass over the rows again
-    expect(await metaOf(target, location, 'redaction_version')).toBe('2')
+    expect(await metaOf(target, location, 'redaction_version')).toBe('3')
+  })
+
+  it('a store redacted by version 2 is redacted again for secrets in JSON inside JSON strings', async () => {
+    const location = target.location()
+    const plain = await ShadowStore.open(location, { redact: false })
+    const args = JSON.stringify({ path: 'config.json', content: JSON.stringify({ password: 'hunter2nested' }) })
+    const text = `[tool call write] ${args}`
+    await plain.append([message('v2', 0, text, { eventType: 'assistant/message', role: 'assistant', eventJson: JSON.stringify({ type: 'assistant/message', seq: 0, data: { message: { content: [{ type: 'tool-call', id: 'c1', name: 'write', arguments: args }] } } }) })])
+    await plain.close()
+    // as version 2 left it: its redaction did not see the escaped quotes
+    await setMeta(target, location, 'redact', '{}')
+    await setMeta(target, location, 'redaction_version', '2')
+    await setMeta(target, location, 'row_hash', 'stored')
+    const store = await ShadowStore.open(location, { redact: {} })
+    const [stored] = await store.read({ sessionId: 'v2' })
+    expect(stored!.text).not.toContain('hunter2nested')
+    expect(stored!.eventJson).not.toContain('hunter2nested')
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
+  })
+
+  it('a pass cut off part-way starts over when the policy changes before it finishes', async () => {
+    // a pass killed after its first batch leaves its progress in meta; opening with a stricter
+    // policy then resumed there, and the rows before it never saw the new pattern
+    const location = target.location()
+    const plain = await ShadowStore.open(location, { redact: false })
+    await plain.append(Array.from({ length: 1_200 }, (_, seq) => message('cut', seq, `row ${seq} ships acme-${String(10_000_000 + seq)}`)))
+    await plain.close()
+    await expect(ShadowStore.open(location, { redact: {}, onProgress: () => { throw new Error('killed mid-pass') } })).rejects.toThrow('killed mid-pass')
+    expect(Number(await metaOf(target, location, 'redact_pass'))).toBeGreaterThan(0)
+    const store = await ShadowStore.open(location, { redact: { patterns: ['acme-[0-9]{8}'] } })
+    const rows = await store.read({ sessionId: 'cut' }, { limit: 2_000 })
+    expect(rows).toHaveLength(1_200)
+    expect(rows.filter(row => row.text.includes('acme-1') || row.eventJson.includes('acme-1')).map(row => row.seq)).toEqual([])
+    expect(await store.integrityCheck()).toEqual([])
+    await store.close()
   })
 })
 

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 import { Redactor } from '../src/redact.ts'
+import { redactEventJson } from '../src/index.ts'
 
 const MB = 1 << 20
 
@@ -15,6 +16,7 @@ const ADVERSARIAL: Record<string, (size: number) => string> = {
   'url secret without @': size => `a://b:${'c:'.repeat((size - 6) / 2)}`,
   'bearer runs': size => 'Bearer '.repeat(size / 7),
   'secret keyword runs': size => 'password '.repeat(size / 9),
+  'escaped quotes after keywords': size => 'password\\\\\\"'.repeat(size / 12),
   'api key prefix runs': size => 'sk-a '.repeat(size / 5),
   'spaces after keywords': size => `password${' '.repeat(size / 2)}Bearer${' '.repeat(size / 2)}`,
   'seeded mix of pattern fragments': size => {
@@ -94,6 +96,21 @@ describe('Redactor', () => {
     expect(out).toContain('[output truncated]')
   })
 
+  it('redacts a secret in JSON inside a JSON string (a tool call that writes a config file)', () => {
+    // the call's arguments are JSON; the file's content in them is JSON again, its quotes escaped
+    const file = JSON.stringify({ password: 'hunter2secretX', nested: { api_key: 'abcdef123456' } }, null, 2)
+    const args = JSON.stringify({ path: 'config.json', content: file })
+    const redactor = new Redactor({})
+    for (const text of [args, JSON.stringify(args)]) {
+      const out = redactor.text(text)
+      expect(out).not.toContain('hunter2secretX')
+      expect(out).not.toContain('abcdef123456')
+      expect(redactor.text(out)).toBe(out)
+    }
+    // the value ends at its escaped closing quote: what follows it stays
+    expect(redactor.text(String.raw`{\"password\": \"hunter2secretX\", \"user\": \"ann\"}`)).toBe(String.raw`{\"password\": \"[REDACTED:secret]\", \"user\": \"ann\"}`)
+  })
+
   it('is idempotent: redacting redacted text changes nothing', () => {
     const redactor = new Redactor({})
     const once = redactor.text('password: hunter2-secret and sk-0123456789abcdefABCDEF0123 https://u:pa55word@h')
@@ -119,5 +136,26 @@ describe('Redactor', () => {
     const out = new Redactor({}).json(JSON.stringify({ 'sk-0123456789abcdefABCDEF0123': 1, 'sk-9999999999abcdefABCDEF0123': 2 }))
     expect(Object.values(JSON.parse(out) as Record<string, number>).toSorted()).toEqual([1, 2])
     expect(out).not.toContain('sk-')
+  })
+
+  it('keeps thousands of colliding keys apart in linear time, named as before', () => {
+    // each key looked for a free name from #2 up: 20,000 keys redacting alike took 35 s (a 940 KB event)
+    const keys = Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`ghp_${String(index).padStart(36, 'a')}`, index]))
+    const redactor = new Redactor({})
+    // and keys that are values carried from the event's text ('password:' then one in the next block)
+    const values = Array.from({ length: 20_000 }, (_, index) => `val${index}-secretvalue`)
+    const event = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content: values.flatMap(value => [{ type: 'text', text: 'password:' }, { type: 'text', text: value }]), keys: Object.fromEntries(values.map((value, index) => [value, index])) } })
+    for (const json of [JSON.stringify({ '[REDACTED:github-token]#3': -1, ...keys }), event]) {
+      const started = performance.now()
+      const out = json.includes('user/message') ? redactEventJson(json, redactor) : redactor.json(json)
+      expect(performance.now() - started).toBeLessThan(5_000) // a hang guard: linear is ~0.1 s
+      const parsed = JSON.parse(out) as Record<string, unknown>
+      const object = (parsed['data'] === undefined ? parsed : (parsed['data'] as Record<string, unknown>)['keys']) as Record<string, number>
+      expect(Object.keys(object)).toHaveLength(json.includes('user/message') ? 20_000 : 20_001)
+      expect(out).not.toMatch(/ghp_|val\d+-secretvalue/)
+    }
+    // the names are the ones the first free suffix gives (a taken #3 skipped)
+    expect(Object.keys(JSON.parse(redactor.json(JSON.stringify({ '[REDACTED:github-token]#3': 0, ...Object.fromEntries(Object.entries(keys).slice(0, 4)) }))) as object))
+      .toEqual(['[REDACTED:github-token]#3', '[REDACTED:github-token]', '[REDACTED:github-token]#2', '[REDACTED:github-token]#4', '[REDACTED:github-token]#5'])
   })
 })

@@ -46,7 +46,7 @@ describe.each(TARGETS)('scrubbing old copies on $name', target => {
     const plain = await ShadowStore.open(location, { redact: false })
     await plain.append([message('p', 1, 'password: hunter9-pending')])
     // what a writer killed between saving the policy and finishing the pass leaves behind
-    await plain.backend.markRedactionPending()
+    await plain.backend.markRedactionPending(true)
     await plain.backend.setMeta('redact', '{}')
     await plain.close()
     const reader = await ShadowStore.open(location, { readOnly: true })

@@ -391,6 +391,14 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
       expect((await store.gc({ sessionBytes: budget })).expired).toEqual([])
     })
 
+    it('counts a checkpoint expired once when a batch names it twice (both backends alike)', async () => {
+      // SQLite counted the second mention 0 rows, PostgreSQL gave both the rows of the first
+      const { c } = await seed()
+      const results = await store.backend.expireCheckpoints([c('s1', 1), c('s2', 1), c('s1', 1)], t0)
+      expect(results).toEqual([expect.objectContaining({ rows: 10 }), expect.objectContaining({ rows: 10 }), { rows: 0, bytes: 0 }])
+      expect((await store.checkpoints('s1')).find(checkpoint => checkpoint.checkpointId === c('s1', 1))?.expiredRows).toBe(10)
+    })
+
     it('never drops rows a fork registered after the candidates were chosen still sees (the check is repeated where rows are dropped)', async () => {
       const { c } = await seed()
       const backend = store.backend as unknown as { expireCheckpoints: (ids: readonly string[], time: number) => Promise<Array<{ rows: number; bytes: number }>> }

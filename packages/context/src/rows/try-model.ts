@@ -8,6 +8,7 @@
  */
 import type { Context } from '@deepseek-ai/cordis'
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 
 export const name = 'shadow-try-model'
 export const inject = ['llm']
@@ -72,6 +73,7 @@ function texts(value: unknown, out: string[] = []): string[] {
 }
 
 export function apply(ctx: Context, config: Config = {}): void {
+  refuseUnknownKeys(`${name} row`, config, Config)
   const window = config.contextWindow ?? 16_000
   const steps = config.steps ?? 14
   const pad = 'the build cache lives under /var/cache/ci and must be pruned weekly; '.repeat(config.padRepeat ?? 30)

@@ -354,8 +354,8 @@ export class PostgresBackend implements ShadowBackend {
     return (await this.meta(REDACT_PASS_META)) !== undefined
   }
 
-  async markRedactionPending(): Promise<void> {
-    await this.setMeta(REDACT_PASS_META, (await this.meta(REDACT_PASS_META)) ?? '0')
+  async markRedactionPending(restart: boolean): Promise<void> {
+    await this.setMeta(REDACT_PASS_META, restart ? '0' : (await this.meta(REDACT_PASS_META)) ?? '0')
   }
 
   /** Every row's hash is of its stored form (PostgreSQL stores were created under that rule). */

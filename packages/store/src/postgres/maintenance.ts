@@ -48,7 +48,13 @@ export async function expireCheckpoints(connection: PgConnection, checkpointIds:
       await db.query('UPDATE checkpoints c SET expired_at = coalesce(c.expired_at, $1), expired_rows = c.expired_rows + e.n FROM unnest($2::text[], $3::bigint[]) AS e(id, n) WHERE c.checkpoint_id = e.id',
         [time, [...counts.keys()], [...counts.values()].map(count => count.rows)])
     }
-    return checkpointIds.map(id => ({ ...(counts.get(id) ?? { rows: 0, bytes: 0 }) }))
+    // a checkpoint named twice expired once: its first mention has the rows (as SQLite's, one by one)
+    const seen = new Set<string>()
+    return checkpointIds.map(id => {
+      const first = !seen.has(id)
+      seen.add(id)
+      return { ...(first ? counts.get(id) ?? { rows: 0, bytes: 0 } : { rows: 0, bytes: 0 }) }
+    })
   })
 }
 

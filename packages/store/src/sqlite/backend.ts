@@ -135,7 +135,7 @@ export class SqliteBackend implements ShadowBackend {
     return maintenance.reindex(this.conn, analyze, version, progress)
   }
   redactionPending(): boolean { return maintenance.redactionPending(this.conn) }
-  markRedactionPending(): void { maintenance.markRedactionPending(this.conn) }
+  markRedactionPending(restart: boolean): void { maintenance.markRedactionPending(this.conn, restart) }
   rowHashesCurrent(): boolean { return maintenance.rowHashesCurrent(this.conn) }
   redactStored(redaction: maintenance.StoredRedaction, analyze: (text: string, time: number) => IndexViews, progress?: (done: number, total: number) => void): { rows: number; changed: number } {
     return maintenance.redactStored(this.conn, redaction, analyze, progress)

@@ -142,9 +142,9 @@ export function rowHashesCurrent(conn: SqliteConnection): boolean {
   return conn.meta(ROW_HASH_META) === ROW_HASH_STORED
 }
 
-/** Mark a redaction pass due (in the same breath as the policy change that needs it). */
-export function markRedactionPending(conn: SqliteConnection): void {
-  conn.setMeta(REDACT_PASS_META, conn.meta(REDACT_PASS_META) ?? '0')
+/** Mark a redaction pass due (in the same breath as the policy change that needs it); see ShadowBackend. */
+export function markRedactionPending(conn: SqliteConnection, restart: boolean): void {
+  conn.setMeta(REDACT_PASS_META, restart ? '0' : conn.meta(REDACT_PASS_META) ?? '0')
 }
 
 /**
