@@ -105,6 +105,7 @@ export class SqliteBackend implements ShadowBackend {
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): void { writes.upsertSession(this.conn, input) }
   getSession(sessionId: string): ShadowSession | undefined { return reads.getSession(this.conn, sessionId) }
   getSessionByTag(tag: string): ShadowSession | undefined { return reads.getSessionByTag(this.conn, tag) }
+  ancestry(sessionId: string, limit: number): ShadowSession[] { return reads.ancestry(this.conn, sessionId, limit) }
   listSessions(workspace?: string): ShadowSession[] { return reads.listSessions(this.conn, workspace) }
 
   appendMessages(rows: readonly PreparedMessage[]): AppendResult { return writes.appendMessages(this.conn, rows) }
