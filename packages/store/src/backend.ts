@@ -174,7 +174,7 @@ export interface ShadowBackend {
    * repeat sessions (up to `limit`): the caller stops at the first one it has seen. A lineage walked
    * one `getSession` at a time was 5,000 round trips at 5,000 forks deep (1.2 s on PostgreSQL).
    */
-  ancestry(sessionId: string, limit: number): Awaitable<ShadowSession[]>
+  ancestry(sessionId: string, limit: number): Awaitable<SessionLink[]>
 
   appendMessages(rows: readonly PreparedMessage[]): Awaitable<AppendResult>
   getMessage(sessionId: string, seq: number): Awaitable<ShadowMessage | undefined>
@@ -266,6 +266,9 @@ export interface ShadowBackend {
  * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
+
+/** What a lineage needs of a session (`ancestry`). */
+export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq'>
 
 /** What the write-ahead check and elision marking need of a row. */
 export interface MessageMark {

@@ -55,11 +55,27 @@ export function deepLineage(segments: readonly LineageSegment[]): boolean {
  * bound (the largest of the session's segments, as the OR of their conditions reads; OPEN_BOUND
  * for a session seen whole). Rows are joined against this list, so each session is in it once.
  */
-export function lineageBounds(segments: readonly LineageSegment[]): Array<{ readonly sessionId: string; readonly below: number }> {
+export function lineageBounds(segments: readonly LineageSegment[]): ReadonlyArray<{ readonly sessionId: string; readonly below: number }> {
+  // one search passes the same list to every statement it runs: worked out once per list
+  const known = boundLists.get(segments)
+  if (known !== undefined) return known
   const bounds = new Map<string, number>()
   for (const segment of segments) {
     const below = Number.isFinite(segment.belowSeq) ? Math.max(0, segment.belowSeq) : OPEN_BOUND
     bounds.set(segment.sessionId, Math.max(below, bounds.get(segment.sessionId) ?? 0))
   }
-  return [...bounds].map(([sessionId, below]) => ({ sessionId, below }))
+  const list = [...bounds].map(([sessionId, below]) => ({ sessionId, below }))
+  boundLists.set(segments, list)
+  return list
+}
+
+const boundLists = new WeakMap<readonly LineageSegment[], ReadonlyArray<{ readonly sessionId: string; readonly below: number }>>()
+
+/** `make(segments)` worked out once per segments list (a deep lineage's bound parameter is 20k entries). */
+export function oncePerList<T>(cache: WeakMap<readonly LineageSegment[], T>, segments: readonly LineageSegment[], make: (segments: readonly LineageSegment[]) => T): T {
+  const known = cache.get(segments)
+  if (known !== undefined) return known
+  const made = make(segments)
+  cache.set(segments, made)
+  return made
 }

@@ -39,8 +39,11 @@ export function ownerOf(segments: readonly LineageSegment[], seq: number): strin
   return segments.findLast(segment => seq < segment.belowSeq)?.sessionId
 }
 
-/** Sessions one `ancestry` statement walks (a chain deeper than this takes one more per this many). */
-const LINEAGE_BATCH = 1_024
+/**
+ * Sessions the first `ancestry` statement walks; each next one walks four times as many (a chain
+ * 20,000 deep is 5 statements). Links that loop cost at most one statement's worth of repeats.
+ */
+const LINEAGE_BATCH = 256
 
 /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
 export async function lineage(backend: ShadowBackend, sessionId: string): Promise<LineageSegment[]> {
@@ -49,8 +52,8 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
   let below = Number.POSITIVE_INFINITY
   const seen = new Set<string>()
   let next: string | null = sessionId
-  while (next !== null) {
-    const batch = await backend.ancestry(next, LINEAGE_BATCH)
+  for (let limit = LINEAGE_BATCH; next !== null; limit *= 4) {
+    const batch = await backend.ancestry(next, limit)
     next = null
     for (const current of batch) {
       // links that loop end the lineage at the first session seen again
@@ -62,13 +65,18 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
       next = current.parentSessionId
     }
     // a shorter batch ended at a parent that is not stored
-    if (batch.length < LINEAGE_BATCH) return segments
+    if (batch.length < limit) return segments
   }
   return segments
 }
 
 /** Resolve which session's history the scope covers, as lineage segments. */
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  return (await scopeAndLineage(backend, scope)).segments
+}
+
+/** `scopeSegments`, with the asking session's own lineage it read (a read views elision through it). */
+export async function scopeAndLineage(backend: ShadowBackend, scope: ScopeOptions): Promise<{ segments: LineageSegment[]; lineage: LineageSegment[] }> {
   // a widening the caller did not spell right is refused, not read as "no widening"
   if (scope.allSessions !== undefined && typeof scope.allSessions !== 'boolean') throw invalid('allSessions must be true or false')
   if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > MAX_WORKSPACE_CHARS)) throw invalid(`workspace must be a string of at most ${MAX_WORKSPACE_CHARS} characters`)
@@ -79,11 +87,11 @@ export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions)
     for (const session of sessions) {
       if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
     }
-    return bounded([...segments.values()], scope)
+    return { segments: bounded([...segments.values()], scope), lineage: own }
   }
   const segments = await lineage(backend, scope.sessionId)
   if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
-  return bounded(segments, scope)
+  return { segments: bounded(segments, scope), lineage: segments }
 }
 
 /** Apply `beforeSeq` to the asking session's own segment. */

@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type ShadowBackend } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionLink, type ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { deepLineage, onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -103,15 +103,15 @@ export class PostgresBackend implements ShadowBackend {
     return row === undefined ? undefined : toSession(row)
   }
 
-  async ancestry(sessionId: string, limit: number): Promise<ShadowSession[]> {
-    const rows = await this.query('read lineage', `
-      WITH RECURSIVE chain(session_id, parent, depth) AS (
-        SELECT session_id, parent_session_id, 1 FROM sessions WHERE session_id = $1
+  async ancestry(sessionId: string, limit: number): Promise<SessionLink[]> {
+    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null }>('read lineage', `
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = $1
         UNION ALL
-        SELECT s.session_id, s.parent_session_id, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < $2
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < $2
       )
-      SELECT s.* FROM chain c JOIN sessions s ON s.session_id = c.session_id ORDER BY c.depth`, [sessionId, Math.max(1, Math.floor(limit))])
-    return rows.map(toSession)
+      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`, [sessionId, Math.max(1, Math.floor(limit))])
+    return rows.map(row => ({ sessionId: row.session_id, tag: row.tag, parentSessionId: row.parent, forkSeq: row.fork_seq === null ? null : Number(row.fork_seq) }))
   }
 
   async getSessionByTag(tag: string): Promise<ShadowSession | undefined> {

@@ -1,6 +1,6 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
 import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
-import { deepLineage, lineageBounds, splitLineage } from '../filter.ts'
+import { deepLineage, lineageBounds, oncePerList, splitLineage } from '../filter.ts'
 import type { LineageSegment } from '../types.ts'
 import { messageOf, type Row } from '../rows.ts'
 import { packEventJson, unpackEventJson } from '../event-json.ts'
@@ -80,7 +80,7 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore: Who
     // depth: one condition per segment checked each of them on every candidate row. The scalar
     // subquery is computed once per statement.
     const session = sessions === 'row' ? "(m.session_id || '')" : 'm.session_id'
-    const bounds = JSON.stringify(Object.fromEntries(lineageBounds(filter.segments).map(bound => [bound.sessionId, bound.below])))
+    const bounds = oncePerList(jsonObjects, filter.segments, list => JSON.stringify(Object.fromEntries(lineageBounds(list).map(bound => [bound.sessionId, bound.below]))))
     clauses.push(`m.seq < coalesce(((SELECT ${params.param(bounds)}::jsonb) ->> ${session})::bigint, -1)`)
   } else {
     const lineage: string[] = []
@@ -116,7 +116,13 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore: Who
  * the filter is `filterSql(..., 'joined')`.
  */
 export function lineageFrom(segments: readonly LineageSegment[], params: Params): string {
-  const bounds = lineageBounds(segments)
-  return `unnest(${params.param(bounds.map(bound => bound.sessionId))}::text[], ${params.param(bounds.map(bound => bound.below))}::bigint[]) AS lb(session_id, below)
+  const bounds = oncePerList(boundArrays, segments, list => {
+    const all = lineageBounds(list)
+    return { sessions: all.map(bound => bound.sessionId), below: all.map(bound => bound.below) }
+  })
+  return `unnest(${params.param(bounds.sessions)}::text[], ${params.param(bounds.below)}::bigint[]) AS lb(session_id, below)
     JOIN messages m ON m.session_id = lb.session_id AND m.seq < lb.below`
 }
+
+const jsonObjects = new WeakMap<readonly LineageSegment[], string>()
+const boundArrays = new WeakMap<readonly LineageSegment[], { readonly sessions: string[]; readonly below: number[] }>()

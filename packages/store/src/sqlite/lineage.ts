@@ -6,7 +6,7 @@
  * scope.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import { lineageBounds } from '../filter.ts'
+import { lineageBounds, oncePerList } from '../filter.ts'
 import type { LineageSegment } from '../types.ts'
 
 /**
@@ -46,8 +46,10 @@ export function registerLineageFunction(db: DatabaseSync): void {
 
 /** The bound list as one JSON parameter: `[[session, bound], ...]`. */
 export function boundsJson(segments: readonly LineageSegment[]): string {
-  return JSON.stringify(lineageBounds(segments).map(bound => [bound.sessionId, bound.below]))
+  return oncePerList(jsonLists, segments, list => JSON.stringify(lineageBounds(list).map(bound => [bound.sessionId, bound.below])))
 }
+
+const jsonLists = new WeakMap<readonly LineageSegment[], string>()
 
 /** FROM clause of rows in a deep lineage (alias `m`), its parameter pushed: one index range per session. */
 export function lineageFrom(segments: readonly LineageSegment[], params: unknown[]): string {

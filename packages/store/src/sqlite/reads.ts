@@ -1,5 +1,5 @@
 /** Row reads: sessions, messages by key or filter, call partners, counts, checkpoints, recalls. */
-import type { MessageFilter, MessageMark, ReadQuery } from '../backend.ts'
+import type { MessageFilter, MessageMark, ReadQuery, SessionLink } from '../backend.ts'
 import { deepLineage, onlySegments } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -30,17 +30,22 @@ export function listSessions(conn: SqliteConnection, workspace?: string): Shadow
   })
 }
 
-export function ancestry(conn: SqliteConnection, sessionId: string, limit: number): ShadowSession[] {
+export function ancestry(conn: SqliteConnection, sessionId: string, limit: number): SessionLink[] {
   return conn.guard('read lineage', () => {
     const rows = conn.stmt(`
-      WITH RECURSIVE chain(session_id, parent, depth) AS (
-        SELECT session_id, parent_session_id, 1 FROM sessions WHERE session_id = ?
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = ?
         UNION ALL
-        SELECT s.session_id, s.parent_session_id, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < ?
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < ?
       )
-      SELECT s.* FROM chain c CROSS JOIN sessions s ON s.session_id = c.session_id ORDER BY c.depth`).all(sessionId, Math.max(1, Math.floor(limit))) as Row[]
-    return rows.map(toSession)
+      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`).all(sessionId, Math.max(1, Math.floor(limit))) as Row[]
+    return rows.map(linkOf)
   })
+}
+
+/** A session's link to its parent, as `ancestry` reads it. */
+export function linkOf(row: Row): SessionLink {
+  return { sessionId: row['session_id'] as string, tag: row['tag'] as string, parentSessionId: (row['parent'] as string | null) ?? null, forkSeq: row['fork_seq'] === null || row['fork_seq'] === undefined ? null : Number(row['fork_seq']) }
 }
 
 export function getMessage(conn: SqliteConnection, sessionId: string, seq: number): ShadowMessage | undefined {
