@@ -103,8 +103,9 @@ export class PostgresBackend implements ShadowBackend {
     return row === undefined ? undefined : toSession(row)
   }
 
+  /** Labelled as the session reads it replaces: a capture reports a failing store once per distinct message. */
   async ancestry(sessionId: string, limit: number): Promise<SessionLink[]> {
-    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null }>('read lineage', `
+    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null }>('read session', `
       WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
         SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = $1
         UNION ALL

@@ -30,8 +30,9 @@ export function listSessions(conn: SqliteConnection, workspace?: string): Shadow
   })
 }
 
+/** Labelled as the session reads it replaces: a capture reports a failing store once per distinct message. */
 export function ancestry(conn: SqliteConnection, sessionId: string, limit: number): SessionLink[] {
-  return conn.guard('read lineage', () => {
+  return conn.guard('read session', () => {
     const rows = conn.stmt(`
       WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
         SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = ?
