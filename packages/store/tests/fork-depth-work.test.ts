@@ -89,6 +89,31 @@ describe.each(TARGETS)('the work of a deep fork chain $name', target => {
     }
   }
 
+  it('a reconcile asks the owners of its events at once: on PostgreSQL one statement however many ancestors they belong to', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      const depth = 60
+      const captured = (seq: number) => ({
+        sessionId: `r${depth - 1}`, seq, type: 'user/message' as const, time: 1_000 + seq, turn: 1, step: 1, toolName: null,
+        eventJson: JSON.stringify({ type: 'user/message', seq, time: 1_000 + seq, data: { content: [{ type: 'text', text: `reconciled ${seq}` }], source: { kind: 'user' } } }),
+      })
+      for (let index = 0; index < depth; index += 1) {
+        await store.registerSession({ sessionId: `r${index}`, ...(index === 0 ? {} : { parentSessionId: `r${index - 1}`, forkSeq: index }) })
+      }
+      // the leaf's log: each event's row belongs to the fork that holds its seq (one ancestor each)
+      const reconcile = (events: number) => store.ingest([{ op: 'reconcile', sessionId: `r${depth - 1}`, events: Array.from({ length: events }, (_, seq) => captured(seq)), ownFromSeq: Number.POSITIVE_INFINITY }])
+      const few = await measured(() => reconcile(10))
+      const many = await measured(() => reconcile(40))
+      expect(await reconcile(40)).toMatchObject({ written: 0, unchanged: 40, replaced: 0 })
+      expect((await store.read({ sessionId: `r${depth - 1}` })).map(row => row.sessionId)).toEqual(Array.from({ length: 40 }, (_, seq) => `r${seq}`))
+      // SQLite looks each seq up with one cached statement; PostgreSQL was a round trip per ancestor
+      if (target.name === 'postgres') expect(many.statements).toBe(few.statements)
+      else expect(many.statements - few.statements).toBeLessThanOrEqual(30)
+    } finally {
+      await store.close()
+    }
+  }, 120_000)
+
   it('is the same at 40 and at 160 forks deep: statements and SQL text', async () => {
     const shallow = await workAt(40)
     const deep = await workAt(160)
