@@ -168,6 +168,13 @@ export interface ShadowBackend {
   getSession(sessionId: string): Awaitable<ShadowSession | undefined>
   getSessionByTag(tag: string): Awaitable<ShadowSession | undefined>
   listSessions(workspace?: string): Awaitable<ShadowSession[]>
+  /**
+   * The session, then its parent, its parent's parent… (child first), at most `limit` sessions, in
+   * one statement; ends at a session without a parent or whose parent is not stored. Links that loop
+   * repeat sessions (up to `limit`): the caller stops at the first one it has seen. A lineage walked
+   * one `getSession` at a time was 5,000 round trips at 5,000 forks deep (1.2 s on PostgreSQL).
+   */
+  ancestry(sessionId: string, limit: number): Awaitable<SessionLink[]>
 
   appendMessages(rows: readonly PreparedMessage[]): Awaitable<AppendResult>
   getMessage(sessionId: string, seq: number): Awaitable<ShadowMessage | undefined>
@@ -263,6 +270,9 @@ export interface ShadowBackend {
  * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
+
+/** What a lineage needs of a session (`ancestry`). */
+export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq'>
 
 /** What the write-ahead check and elision marking need of a row. */
 export interface MessageMark {

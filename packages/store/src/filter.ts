@@ -32,3 +32,50 @@ export function unboundedSessions(segments: readonly LineageSegment[]): number |
   if (segments.some(segment => Number.isFinite(segment.belowSeq))) return undefined
   return new Set(segments.map(segment => segment.sessionId)).size
 }
+
+/**
+ * Fork-bounded segments above which a backend checks the lineage against a bound table (one
+ * lookup per row) instead of one condition per segment: a chain 5,000 forks deep checked 5,000
+ * conditions on every candidate row, 4-8 s a search.
+ */
+export const DEEP_LINEAGE = 16
+
+/** Above every seq (seqs are safe integers): the bound of a session whose rows are all visible. */
+export const OPEN_BOUND = 2 ** 53
+
+/** The filter's lineage is checked through a bound table (`lineageBounds`). */
+export function deepLineage(segments: readonly LineageSegment[]): boolean {
+  let bounded = 0
+  for (const segment of segments) if (Number.isFinite(segment.belowSeq) && (bounded += 1) > DEEP_LINEAGE) return true
+  return false
+}
+
+/**
+ * One (session, bound) per session: a row is in the lineage when its seq is below its session's
+ * bound (the largest of the session's segments, as the OR of their conditions reads; OPEN_BOUND
+ * for a session seen whole). Rows are joined against this list, so each session is in it once.
+ */
+export function lineageBounds(segments: readonly LineageSegment[]): ReadonlyArray<{ readonly sessionId: string; readonly below: number }> {
+  // one search passes the same list to every statement it runs: worked out once per list
+  const known = boundLists.get(segments)
+  if (known !== undefined) return known
+  const bounds = new Map<string, number>()
+  for (const segment of segments) {
+    const below = Number.isFinite(segment.belowSeq) ? Math.max(0, segment.belowSeq) : OPEN_BOUND
+    bounds.set(segment.sessionId, Math.max(below, bounds.get(segment.sessionId) ?? 0))
+  }
+  const list = [...bounds].map(([sessionId, below]) => ({ sessionId, below }))
+  boundLists.set(segments, list)
+  return list
+}
+
+const boundLists = new WeakMap<readonly LineageSegment[], ReadonlyArray<{ readonly sessionId: string; readonly below: number }>>()
+
+/** `make(segments)` worked out once per segments list (a deep lineage's bound parameter is 20k entries). */
+export function oncePerList<T>(cache: WeakMap<readonly LineageSegment[], T>, segments: readonly LineageSegment[], make: (segments: readonly LineageSegment[]) => T): T {
+  const known = cache.get(segments)
+  if (known !== undefined) return known
+  const made = make(segments)
+  cache.set(segments, made)
+  return made
+}

@@ -5,6 +5,7 @@
 import type { MessageFilter, MessageMark, ShadowBackend } from './backend.ts'
 import { viewElision } from './elision-view.ts'
 import { ShadowStoreError, invalid } from './errors.ts'
+import { LineageOwners } from './lineage-owners.ts'
 import type { LineageSegment, ShadowMessage, ShadowRole } from './types.ts'
 import { assertSeq, assertString, assertTime, MAX_WORKSPACE_CHARS, ROLES } from './validate.ts'
 
@@ -38,26 +39,44 @@ export function ownerOf(segments: readonly LineageSegment[], seq: number): strin
   return segments.findLast(segment => seq < segment.belowSeq)?.sessionId
 }
 
+/**
+ * Sessions the first `ancestry` statement walks; each next one walks four times as many (a chain
+ * 20,000 deep is 5 statements). Links that loop cost at most one statement's worth of repeats.
+ */
+const LINEAGE_BATCH = 256
+
 /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
 export async function lineage(backend: ShadowBackend, sessionId: string): Promise<LineageSegment[]> {
   assertString(sessionId, 'sessionId')
   const segments: LineageSegment[] = []
-  let current = await backend.getSession(sessionId)
-  if (current === undefined) return []
   let below = Number.POSITIVE_INFINITY
   const seen = new Set<string>()
-  while (current !== undefined && !seen.has(current.sessionId)) {
-    seen.add(current.sessionId)
-    segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
-    if (current.parentSessionId === null) break
-    below = Math.min(below, current.forkSeq ?? 0)
-    current = await backend.getSession(current.parentSessionId)
+  let next: string | null = sessionId
+  for (let limit = LINEAGE_BATCH; next !== null; limit *= 4) {
+    const batch = await backend.ancestry(next, limit)
+    next = null
+    for (const current of batch) {
+      // links that loop end the lineage at the first session seen again
+      if (seen.has(current.sessionId)) return segments
+      seen.add(current.sessionId)
+      segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
+      if (current.parentSessionId === null) return segments
+      below = Math.min(below, current.forkSeq ?? 0)
+      next = current.parentSessionId
+    }
+    // a shorter batch ended at a parent that is not stored
+    if (batch.length < limit) return segments
   }
   return segments
 }
 
 /** Resolve which session's history the scope covers, as lineage segments. */
 export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  return (await scopeAndLineage(backend, scope)).segments
+}
+
+/** `scopeSegments`, with the asking session's own lineage it read (a read views elision through it). */
+export async function scopeAndLineage(backend: ShadowBackend, scope: ScopeOptions): Promise<{ segments: LineageSegment[]; lineage: LineageSegment[] }> {
   // a widening the caller did not spell right is refused, not read as "no widening"
   if (scope.allSessions !== undefined && typeof scope.allSessions !== 'boolean') throw invalid('allSessions must be true or false')
   if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > MAX_WORKSPACE_CHARS)) throw invalid(`workspace must be a string of at most ${MAX_WORKSPACE_CHARS} characters`)
@@ -68,11 +87,11 @@ export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions)
     for (const session of sessions) {
       if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
     }
-    return bounded([...segments.values()], scope)
+    return { segments: bounded([...segments.values()], scope), lineage: own }
   }
   const segments = await lineage(backend, scope.sessionId)
   if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
-  return bounded(segments, scope)
+  return { segments: bounded(segments, scope), lineage: segments }
 }
 
 /** Apply `beforeSeq` to the asking session's own segment. */
@@ -97,6 +116,16 @@ export async function lookupInLineage(backend: ShadowBackend, segments: readonly
  */
 export async function lookupAllInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<ShadowMessage[]> {
   const rows: ShadowMessage[] = []
+  if (await ownersHoldAll(backend, segments)) {
+    // each seq asked of its owner only, all at once (PostgreSQL answers them in one statement)
+    const owners = new LineageOwners(segments)
+    const found = await Promise.all(seqs.map(seq => {
+      const owner = owners.ownerAt(seq)
+      return owner === undefined ? undefined : backend.getMessage(owner.sessionId, seq)
+    }))
+    for (const row of found) if (row !== undefined) rows.push(row)
+    return viewElision(backend, segments, rows)
+  }
   for (const seq of seqs) {
     const row = await rowInLineage(backend, segments, seq)
     if (row !== undefined) rows.push(row)
@@ -115,13 +144,40 @@ export async function rowInLineage(backend: ShadowBackend, segments: readonly Li
 }
 
 /**
+ * Whether every seq's row (the first segment's that has one, youngest first) is its owner's: no
+ * segment holds a row where an older one also sees (LineageOwners.overlaps; one count, an index
+ * range per segment). Rows a fork holds below its own fork point (the store's API takes them;
+ * capture never writes them) are looked for segment by segment, as before.
+ */
+async function ownersHoldAll(backend: ShadowBackend, segments: readonly LineageSegment[]): Promise<boolean> {
+  const overlaps = new LineageOwners(segments).overlaps()
+  return overlaps.length === 0 || (await backend.countMessages({ segments: overlaps })) === 0
+}
+
+/**
  * Hash and marks of the row each seq resolves to in a lineage (its own, or an ancestor's below
  * the fork), with the tag of the session that holds it: what `rowInLineage` finds, without
- * reading text. One backend call per segment, O(seqs) indexed lookups.
+ * reading text. Each seq is asked of its owner only (one backend call per owner, at once);
+ * segment by segment when a fork holds rows below its fork point (ownersHoldAll).
  */
 export async function marksInLineage(backend: ShadowBackend, segments: readonly LineageSegment[], seqs: readonly number[]): Promise<Map<number, MessageMark & { readonly tag: string }>> {
   const found = new Map<number, MessageMark & { readonly tag: string }>()
   let rest = [...new Set(seqs)]
+  if (rest.length === 0) return found
+  if (await ownersHoldAll(backend, segments)) {
+    const owners = new LineageOwners(segments)
+    const asked = new Map<LineageSegment, number[]>()
+    for (const seq of rest) {
+      const owner = owners.ownerAt(seq)
+      if (owner === undefined) continue
+      const list = asked.get(owner)
+      if (list === undefined) asked.set(owner, [seq])
+      else list.push(seq)
+    }
+    const answers = await Promise.all([...asked].map(async ([segment, list]) => ({ segment, marks: await backend.messageHashesFor(segment.sessionId, list) })))
+    for (const { segment, marks } of answers) for (const mark of marks) found.set(mark.seq, { ...mark, tag: segment.tag })
+    return found
+  }
   for (const segment of segments) {
     if (rest.length === 0) break
     const here = rest.filter(seq => seq < segment.belowSeq)

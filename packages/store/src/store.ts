@@ -15,7 +15,7 @@ import { hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash }
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
-import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
+import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeAndLineage, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
 import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
@@ -304,11 +304,13 @@ export class ShadowStore {
 
   /** Messages of a session's visible history (its own rows and its ancestors' below each fork). */
   async read(scope: ScopeOptions, options: ReadOptions = {}): Promise<ShadowMessage[]> {
-    const segments = await checkpointScope(this.backend, await this.scopeSegments(scope), options.elidedBy)
+    // the lineage read once: it bounds the scope and views the rows' elision (a deep chain's is 20k sessions)
+    const { segments: scoped, lineage: own } = await scopeAndLineage(this.backend, scope)
+    const segments = await checkpointScope(this.backend, scoped, options.elidedBy)
     const limit = options.limit ?? 200
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) throw invalid('limit must be an integer from 1 to 100000')
     const rows = await this.backend.readMessages({ ...messageFilter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
-    return viewElision(this.backend, await this.lineage(scope.sessionId), rows)
+    return viewElision(this.backend, own, rows)
   }
 
   async count(scope: ScopeOptions, options: ReadOptions = {}): Promise<number> {

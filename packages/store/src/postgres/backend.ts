@@ -3,14 +3,14 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type ShadowBackend } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionLink, type ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
-import { onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
+import { deepLineage, onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoints, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
-import { CANDIDATE_COLUMNS, filterSql, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
+import { CANDIDATE_COLUMNS, filterSql, lineageFrom, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
@@ -103,6 +103,18 @@ export class PostgresBackend implements ShadowBackend {
     return row === undefined ? undefined : toSession(row)
   }
 
+  /** Labelled as the session reads it replaces: a capture reports a failing store once per distinct message. */
+  async ancestry(sessionId: string, limit: number): Promise<SessionLink[]> {
+    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null }>('read session', `
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = $1
+        UNION ALL
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < $2
+      )
+      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`, [sessionId, Math.max(1, Math.floor(limit))])
+    return rows.map(row => ({ sessionId: row.session_id, tag: row.tag, parentSessionId: row.parent, forkSeq: row.fork_seq === null ? null : Number(row.fork_seq) }))
+  }
+
   async getSessionByTag(tag: string): Promise<ShadowSession | undefined> {
     const [row] = await this.query('read session', 'SELECT * FROM sessions WHERE tag = $1', [tag])
     return row === undefined ? undefined : toSession(row)
@@ -178,8 +190,11 @@ export class PostgresBackend implements ShadowBackend {
       return row?.n ?? 0
     }
     const params = new Params()
-    const where = filterSql(filter, params, whole)
-    return (await this.query<{ n: number }>('count messages', `SELECT count(*)::bigint AS n FROM messages m WHERE ${where}`, params.values))[0]?.n ?? 0
+    // a deep lineage: its rows joined against the bound list (each session one index range)
+    const deep = whole === false && deepLineage(filter.segments)
+    const from = deep ? lineageFrom(filter.segments, params) : 'messages m'
+    const where = filterSql(filter, params, deep ? 'joined' : whole)
+    return (await this.query<{ n: number }>('count messages', `SELECT count(*)::bigint AS n FROM ${from} WHERE ${where}`, params.values))[0]?.n ?? 0
   }
 
   /**
@@ -210,11 +225,9 @@ export class PostgresBackend implements ShadowBackend {
     return this.query<{ seq: number; hash: string }>('read hashes', 'SELECT seq, hash FROM messages WHERE session_id = $1 ORDER BY seq', [sessionId])
   }
 
-  /** Hash and marks of these seqs of a session's own rows, in one indexed query; no text is read. */
-  async messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
-    if (seqs.length === 0) return []
-    const rows = await this.query<{ seq: number; hash: string; time: number; elided_by: string | null; expired_at: number | null }>('read hashes', 'SELECT seq, hash, time, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [sessionId, [...seqs]])
-    return rows.map(row => ({ seq: row.seq, hash: row.hash, time: row.time, elidedBy: row.elided_by, expiredAt: row.expired_at }))
+  /** Hash and marks of these seqs of a session's own rows, in one indexed query (the calls of one tick in one: reads.ts); no text is read. */
+  messageHashesFor(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
+    return this.reads.marks(sessionId, seqs)
   }
 
   async deleteMessages(sessionId: string, seqs: readonly number[]): Promise<number> {

@@ -4,16 +4,24 @@
  * pool of a few connections also queued behind each other; so is every `readMessages` of one
  * tick (a search's question/answer lookups, one per asking candidate: 4-7 at once).
  */
-import type { ReadQuery } from '../backend.ts'
+import type { MessageMark, ReadQuery } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type { ShadowMessage } from '../types.ts'
 import { type PgConnection, unreachable } from './connection.ts'
-import { filterSql, MESSAGE_COLUMNS, Params, toMessage } from './rows.ts'
+import { deepLineage } from '../filter.ts'
+import { filterSql, lineageFrom, MESSAGE_COLUMNS, Params, toMessage } from './rows.ts'
 
 interface Pending {
   readonly sessionId: string
   readonly seq: number
   resolve(message: ShadowMessage | undefined): void
+  reject(error: unknown): void
+}
+
+interface PendingMarks {
+  readonly sessionId: string
+  readonly seqs: readonly number[]
+  resolve(marks: MessageMark[]): void
   reject(error: unknown): void
 }
 
@@ -27,6 +35,7 @@ export class MessageReads {
   private readonly connection: PgConnection
   private pending: Pending[] | undefined
   private ranges: PendingRange[] | undefined
+  private marking: PendingMarks[] | undefined
 
   constructor(connection: PgConnection) {
     this.connection = connection
@@ -43,6 +52,53 @@ export class MessageReads {
       }
       this.pending.push({ sessionId, seq, resolve, reject })
     })
+  }
+
+  /**
+   * Hash and marks of these seqs of a session's own rows (ShadowBackend.messageHashesFor), in seq
+   * order; the calls of one tick (the write-ahead check asks each owner of a deep lineage at once)
+   * are answered by one statement.
+   */
+  marks(sessionId: string, seqs: readonly number[]): Promise<MessageMark[]> {
+    if (seqs.length === 0) return Promise.resolve([])
+    return new Promise((resolve, reject) => {
+      if (this.marking === undefined) {
+        this.marking = []
+        queueMicrotask(() => void this.flushMarks())
+      }
+      this.marking.push({ sessionId, seqs, resolve, reject })
+    })
+  }
+
+  private async flushMarks(): Promise<void> {
+    const batch = this.marking ?? []
+    this.marking = undefined
+    try {
+      if (batch.length === 1) {
+        batch[0]!.resolve(markRows(await this.connection.query('read hashes', 'SELECT seq, hash, time, elided_by, expired_at FROM messages WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq', [batch[0]!.sessionId, [...batch[0]!.seqs]])))
+        return
+      }
+      // each call's seqs once (a seq asked twice is one row, as `= ANY` answers), tagged with the call
+      const sessions: string[] = []
+      const seqs: number[] = []
+      const calls: number[] = []
+      batch.forEach((entry, index) => {
+        for (const seq of new Set(entry.seqs)) {
+          sessions.push(entry.sessionId)
+          seqs.push(seq)
+          calls.push(index)
+        }
+      })
+      const rows = await this.connection.query('read hashes', `
+        SELECT w.call, m.seq, m.hash, m.time, m.elided_by, m.expired_at
+        FROM unnest($1::text[], $2::bigint[], $3::int[]) AS w(session_id, seq, call)
+        JOIN messages m ON m.session_id = w.session_id AND m.seq = w.seq ORDER BY w.call, m.seq`, [sessions, seqs, calls])
+      const answers = batch.map(() => [] as Array<Record<string, unknown>>)
+      for (const row of rows) answers[row['call'] as number]!.push(row)
+      batch.forEach((entry, index) => entry.resolve(markRows(answers[index]!)))
+    } catch (error) {
+      for (const entry of batch) entry.reject(error)
+    }
   }
 
   /** Rows of one filter in seq order, up to its limit (ShadowBackend.readMessages). */
@@ -133,7 +189,14 @@ export class MessageReads {
  * seq orders them globally.
  */
 function rangeSql(query: ReadQuery, params: Params): string {
-  const where = filterSql(query, params)
+  // a deep lineage: its rows joined against the bound list (each session one index range)
+  const deep = deepLineage(query.segments)
+  const from = deep ? lineageFrom(query.segments, params) : 'messages m'
+  const where = filterSql(query, params, deep ? 'joined' : false)
   const order = query.descending === true ? 'DESC' : 'ASC'
-  return `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ${params.param(Math.max(0, Math.floor(query.limit)))}`
+  return `SELECT ${MESSAGE_COLUMNS} FROM ${from} WHERE ${where} ORDER BY m.seq ${order} LIMIT ${params.param(Math.max(0, Math.floor(query.limit)))}`
+}
+
+function markRows(rows: ReadonlyArray<Record<string, unknown>>): MessageMark[] {
+  return rows.map(row => ({ seq: row['seq'] as number, hash: row['hash'] as string, time: row['time'] as number, elidedBy: row['elided_by'] as string | null, expiredAt: row['expired_at'] as number | null }))
 }

@@ -1,6 +1,7 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
 import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
-import { splitLineage } from '../filter.ts'
+import { deepLineage, lineageBounds, oncePerList, splitLineage } from '../filter.ts'
+import type { LineageSegment } from '../types.ts'
 import { messageOf, type Row } from '../rows.ts'
 import { packEventJson, unpackEventJson } from '../event-json.ts'
 import type { ShadowMessage } from '../types.ts'
@@ -62,16 +63,26 @@ export class Params {
 export type WholeStore = false | { readonly newest: number }
 
 /**
- * SQL for the filter part of a message query (alias `m`); `wholeStore` leaves the sessions out.
+ * SQL for the filter part of a message query (alias `m`); `wholeStore` leaves the sessions out
+ * (`'joined'`: the rows are joined against them, `lineageFrom`).
  * `sessions: 'row'` checks the sessions on each row only, never through an index: for a words
  * query that holds the scope lexemes already, the session is then no index key the planner could
  * intersect (the grams index's session key is all of the session's rows: a 10k-entry bitmap,
  * ~0.45 ms, per list of a session search).
  */
-export function filterSql(filter: MessageFilter, params: Params, wholeStore: WholeStore = false, sessions: 'index' | 'row' = 'index'): string {
+export function filterSql(filter: MessageFilter, params: Params, wholeStore: WholeStore | 'joined' = false, sessions: 'index' | 'row' = 'index'): string {
   const clauses: string[] = []
-  if (wholeStore !== false) clauses.push(`m.id <= ${params.param(wholeStore.newest)}`)
-  else {
+  if (wholeStore === 'joined') {
+    // the rows are joined against the lineage already (lineageFrom)
+  } else if (wholeStore !== false) clauses.push(`m.id <= ${params.param(wholeStore.newest)}`)
+  else if (deepLineage(filter.segments)) {
+    // one bound lookup per row (a jsonb object's keys are searched in halves), whatever the chain's
+    // depth: one condition per segment checked each of them on every candidate row. The scalar
+    // subquery is computed once per statement.
+    const session = sessions === 'row' ? "(m.session_id || '')" : 'm.session_id'
+    const bounds = oncePerList(jsonObjects, filter.segments, list => JSON.stringify(Object.fromEntries(lineageBounds(list).map(bound => [bound.sessionId, bound.below]))))
+    clauses.push(`m.seq < coalesce(((SELECT ${params.param(bounds)}::jsonb) ->> ${session})::bigint, -1)`)
+  } else {
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
     // `|| ''`: the same text, as an expression no index holds
@@ -98,3 +109,20 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore: Who
   if (filter.excludeToolNames !== undefined && filter.excludeToolNames.length > 0) clauses.push(`coalesce(m.tool_name, '') <> ALL(${params.param(filter.excludeToolNames)}::text[])`)
   return clauses.length === 0 ? 'true' : clauses.join(' AND ')
 }
+
+/**
+ * FROM clause of the rows of a deep lineage (filter.ts `deepLineage`, alias `m`): joined against
+ * the bound list, so the (session_id, seq) index finds each session's rows in scope; the rest of
+ * the filter is `filterSql(..., 'joined')`.
+ */
+export function lineageFrom(segments: readonly LineageSegment[], params: Params): string {
+  const bounds = oncePerList(boundArrays, segments, list => {
+    const all = lineageBounds(list)
+    return { sessions: all.map(bound => bound.sessionId), below: all.map(bound => bound.below) }
+  })
+  return `unnest(${params.param(bounds.sessions)}::text[], ${params.param(bounds.below)}::bigint[]) AS lb(session_id, below)
+    JOIN messages m ON m.session_id = lb.session_id AND m.seq < lb.below`
+}
+
+const jsonObjects = new WeakMap<readonly LineageSegment[], string>()
+const boundArrays = new WeakMap<readonly LineageSegment[], { readonly sessions: string[]; readonly below: number[] }>()

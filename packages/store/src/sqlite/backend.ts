@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, SessionLink, ShadowBackend } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -105,6 +105,7 @@ export class SqliteBackend implements ShadowBackend {
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): void { writes.upsertSession(this.conn, input) }
   getSession(sessionId: string): ShadowSession | undefined { return reads.getSession(this.conn, sessionId) }
   getSessionByTag(tag: string): ShadowSession | undefined { return reads.getSessionByTag(this.conn, tag) }
+  ancestry(sessionId: string, limit: number): SessionLink[] { return reads.ancestry(this.conn, sessionId, limit) }
   listSessions(workspace?: string): ShadowSession[] { return reads.listSessions(this.conn, workspace) }
 
   appendMessages(rows: readonly PreparedMessage[]): AppendResult { return writes.appendMessages(this.conn, rows) }

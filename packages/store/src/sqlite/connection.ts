@@ -4,6 +4,7 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ShadowStoreError } from '../errors.ts'
+import { registerLineageFunction } from './lineage.ts'
 import type { Row } from './rows.ts'
 
 /** Map a node:sqlite failure to a typed store error. */
@@ -45,6 +46,7 @@ export class SqliteConnection {
     this.db = db
     this.path = path
     this.readOnly = readOnly
+    registerLineageFunction(db)
   }
 
   meta(key: string): string | undefined {

@@ -1,9 +1,10 @@
 /** Row reads: sessions, messages by key or filter, call partners, counts, checkpoints, recalls. */
-import type { MessageFilter, MessageMark, ReadQuery } from '../backend.ts'
-import { onlySegments } from '../filter.ts'
+import type { MessageFilter, MessageMark, ReadQuery, SessionLink } from '../backend.ts'
+import { deepLineage, onlySegments } from '../filter.ts'
 import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
+import { lineageFrom } from './lineage.ts'
 import { wholeStore } from './search.ts'
 
 export function getSession(conn: SqliteConnection, sessionId: string): ShadowSession | undefined {
@@ -29,6 +30,25 @@ export function listSessions(conn: SqliteConnection, workspace?: string): Shadow
   })
 }
 
+/** Labelled as the session reads it replaces: a capture reports a failing store once per distinct message. */
+export function ancestry(conn: SqliteConnection, sessionId: string, limit: number): SessionLink[] {
+  return conn.guard('read session', () => {
+    const rows = conn.stmt(`
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = ?
+        UNION ALL
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < ?
+      )
+      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`).all(sessionId, Math.max(1, Math.floor(limit))) as Row[]
+    return rows.map(linkOf)
+  })
+}
+
+/** A session's link to its parent, as `ancestry` reads it. */
+export function linkOf(row: Row): SessionLink {
+  return { sessionId: row['session_id'] as string, tag: row['tag'] as string, parentSessionId: (row['parent'] as string | null) ?? null, forkSeq: row['fork_seq'] === null || row['fork_seq'] === undefined ? null : Number(row['fork_seq']) }
+}
+
 export function getMessage(conn: SqliteConnection, sessionId: string, seq: number): ShadowMessage | undefined {
   return conn.guard('read message', () => {
     const row = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = ? AND m.seq = ?`).get(sessionId, seq) as Row | undefined
@@ -39,11 +59,13 @@ export function getMessage(conn: SqliteConnection, sessionId: string, seq: numbe
 export function readMessages(conn: SqliteConnection, query: ReadQuery): ShadowMessage[] {
   return conn.guard('read messages', () => {
     const params: unknown[] = []
-    const where = filterSql(query, params)
+    // a deep lineage: its rows joined against the bound list (each session one index range)
+    const from = deepLineage(query.segments) ? lineageFrom(query.segments, params) : 'messages m'
+    const where = filterSql(query, params, from !== 'messages m')
     params.push(Math.max(0, Math.floor(query.limit)))
     // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
     const order = query.descending === true ? 'DESC' : 'ASC'
-    const rows = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where} ORDER BY m.seq ${order} LIMIT ?`).all(...params as never[]) as Row[]
+    const rows = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM ${from} WHERE ${where} ORDER BY m.seq ${order} LIMIT ?`).all(...params as never[]) as Row[]
     return rows.map(toMessage)
   })
 }
@@ -74,6 +96,13 @@ export function messageTotal(conn: SqliteConnection): number {
 
 export function countMessages(conn: SqliteConnection, filter: MessageFilter): number {
   return conn.read('count messages', () => {
+    if (deepLineage(filter.segments)) {
+      // one statement, each session an index range count (a statement per segment was 5,000 at 5,000 deep)
+      const params: unknown[] = []
+      const from = lineageFrom(filter.segments, params)
+      const where = filterSql(filter, params, true)
+      return (conn.stmt(`SELECT count(*) AS n FROM ${from} WHERE ${where}`).get(...params as never[]) as Row)['n'] as number
+    }
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
       if (wholeStore(conn, filter.segments)) return ((conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
@@ -123,7 +152,10 @@ export function getCheckpoint(conn: SqliteConnection, checkpointId: string): Sha
 export function listCheckpoints(conn: SqliteConnection, sessionIds: readonly string[]): ShadowCheckpoint[] {
   if (sessionIds.length === 0) return []
   return conn.guard('list checkpoints', () => {
-    const rows = conn.db.prepare(`SELECT * FROM checkpoints WHERE session_id IN (${sessionIds.map(() => '?').join(', ')}) ORDER BY created_at, rowid`).all(...sessionIds) as Row[]
+    // a deep lineage's sessions as one JSON list: one variable each passed SQLite's limit (32,766)
+    const rows = (sessionIds.length > 16
+      ? conn.stmt('SELECT * FROM checkpoints WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, rowid').all(JSON.stringify(sessionIds))
+      : conn.db.prepare(`SELECT * FROM checkpoints WHERE session_id IN (${sessionIds.map(() => '?').join(', ')}) ORDER BY created_at, rowid`).all(...sessionIds)) as Row[]
     return rows.map(toCheckpoint)
   })
 }

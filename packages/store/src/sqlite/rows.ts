@@ -1,6 +1,7 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
 import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
-import { splitLineage } from '../filter.ts'
+import { deepLineage, splitLineage } from '../filter.ts'
+import { scopeHandle } from './lineage.ts'
 import { messageOf, type Row } from '../rows.ts'
 import type { ShadowMessage } from '../types.ts'
 import { unpackEventJson } from '../event-json.ts'
@@ -47,10 +48,17 @@ function balancedOr(terms: readonly string[]): string {
   return `(${balancedOr(terms.slice(0, half))} OR ${balancedOr(terms.slice(half))})`
 }
 
-/** SQL for the filter part of a message query (always against alias `m`). */
+/**
+ * SQL for the filter part of a message query (always against alias `m`); `wholeStore` leaves the
+ * sessions out (the scope is the whole store, or the rows are joined against it: `lineageFrom`).
+ */
 export function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
   const clauses: string[] = []
-  if (!wholeStore) {
+  if (!wholeStore && deepLineage(filter.segments)) {
+    // one bound lookup per row, whatever the chain's depth (lineage.ts)
+    clauses.push('m.seq < shadow_below(?, m.session_id)')
+    params.push(scopeHandle(filter.segments))
+  } else if (!wholeStore) {
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
     if (open.length === 1) { lineage.push('m.session_id = ?'); params.push(open[0]) }
@@ -78,7 +86,9 @@ export function filterSql(filter: MessageFilter, params: unknown[], wholeStore =
   }
   // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
   // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
-  if (filter.elidedBy !== undefined) { clauses.push('m.seq IN (SELECT value FROM json_each((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ?)))'); params.push(filter.elidedBy) }
+  // (`+`: joined against a deep lineage, a seek per session and seq was 5M seeks for a checkpoint
+  // of 1,000 at 5,000 deep; each session's range is read instead)
+  if (filter.elidedBy !== undefined) { clauses.push(`${wholeStore ? '+' : ''}m.seq IN (SELECT value FROM json_each((SELECT shadowed_seqs FROM checkpoints WHERE checkpoint_id = ?)))`); params.push(filter.elidedBy) }
   if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) {
     clauses.push(`m.source_kind NOT IN (${filter.excludeSourceKinds.map(() => '?').join(', ')})`)
     params.push(...filter.excludeSourceKinds)
