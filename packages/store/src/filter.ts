@@ -57,16 +57,14 @@ export function deepLineage(segments: readonly LineageSegment[]): boolean {
  */
 export function lineageBounds(segments: readonly LineageSegment[]): ReadonlyArray<{ readonly sessionId: string; readonly below: number }> {
   // one search passes the same list to every statement it runs: worked out once per list
-  const known = boundLists.get(segments)
-  if (known !== undefined) return known
-  const bounds = new Map<string, number>()
-  for (const segment of segments) {
-    const below = Number.isFinite(segment.belowSeq) ? Math.max(0, segment.belowSeq) : OPEN_BOUND
-    bounds.set(segment.sessionId, Math.max(below, bounds.get(segment.sessionId) ?? 0))
-  }
-  const list = [...bounds].map(([sessionId, below]) => ({ sessionId, below }))
-  boundLists.set(segments, list)
-  return list
+  return oncePerList(boundLists, segments, list => {
+    const bounds = new Map<string, number>()
+    for (const segment of list) {
+      const below = Number.isFinite(segment.belowSeq) ? Math.max(0, segment.belowSeq) : OPEN_BOUND
+      bounds.set(segment.sessionId, Math.max(below, bounds.get(segment.sessionId) ?? 0))
+    }
+    return [...bounds].map(([sessionId, below]) => ({ sessionId, below }))
+  })
 }
 
 const boundLists = new WeakMap<readonly LineageSegment[], ReadonlyArray<{ readonly sessionId: string; readonly below: number }>>()
