@@ -261,6 +261,22 @@ export function run(command: string, args: readonly string[], options: { readonl
   return spawnSync(command, [...args], { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs ?? 600_000, maxBuffer: 64 * 1024 * 1024 })
 }
 
+/**
+ * What a failed dsh or pnpm run said, on one line: the error it threw when there is one (an uncaught
+ * error ends with a stack trace and Node's version, so its last lines named neither the error nor the
+ * file), else its last lines.
+ */
+export function failureOf(result: SpawnSyncReturns<string>): string {
+  const lines = (result.stderr || result.stdout || '').trim().split('\n')
+  const thrown = lines.find(line => /^\w*(?:Error|Exception)(?: \[\w+\])?: /.test(line))
+  return thrown?.trim() ?? lines.slice(-3).join(' | ')
+}
+
+/** The profile patch dsh could not parse, when that is what `failure` (from failureOf) says. */
+export function unparsedPatch(failure: string): string | undefined {
+  return /failed to parse \w+ (\S+\.ya?ml): /.exec(failure)?.[1]
+}
+
 /** `22.19.0` → [22, 19, 0] (a leading `v` allowed). */
 export function versionOf(text: string): number[] {
   return text.trim().replace(/^v/, '').split(/[.-]/).slice(0, 3).map(Number)

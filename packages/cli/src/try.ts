@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT } from './format.ts'
-import { PACKAGE, profileDir, profileManifest, run, which } from './profile.ts'
+import { failureOf, PACKAGE, profileDir, profileManifest, run, which } from './profile.ts'
 import type { SetupContext } from './setup.ts'
 
 export const TRY_TASK = 'Prune the CI caches step by step, then tell me which port the staging database uses.'
@@ -45,7 +45,7 @@ export async function tryOffline(ctx: SetupContext): Promise<string> {
     const result = run(dsh, ['--profile', 'headless', '--patch', overlay, TRY_TASK], { cwd: workspace, env, timeoutMs: 300_000 })
     const answer = result.stdout.split('\n').find(line => line.includes(TRY_DONE))
     if (result.status !== 0 || answer === undefined) {
-      throw new CliError(`the dsh task failed (exit ${result.status ?? result.signal}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}; run dsh-shadow doctor`, EXIT.failure)
+      throw new CliError(`the dsh task failed (exit ${result.status ?? result.signal}): ${failureOf(result)}; run dsh-shadow doctor`, EXIT.failure)
     }
     if (!ctx.output.json) ctx.output.out(`dsh answered in ${((Date.now() - started) / 1000).toFixed(1)} s: ${answer.replace(`${TRY_DONE}: `, '')}`)
     const store = await ShadowStore.open(ctx.storePath, { readOnly: true })
