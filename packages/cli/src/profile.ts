@@ -268,8 +268,13 @@ export function run(command: string, args: readonly string[], options: { readonl
  */
 export function failureOf(result: SpawnSyncReturns<string>): string {
   const lines = (result.stderr || result.stdout || '').trim().split('\n')
-  const thrown = lines.find(line => /^\w*(?:Error|Exception)(?: \[\w+\])?: /.test(line))
-  return thrown?.trim() ?? lines.slice(-3).join(' | ')
+  const error = /^\w*(?:Error|Exception)(?: \[\w+\])?: /
+  const at = lines.findIndex(line => error.test(line))
+  if (at === -1) return lines.slice(-3).join(' | ')
+  // dsh lists the rows that did not activate below its error: the one that threw says why (a
+  // misspelt option of a row of the user's), the others only wait for it
+  const cause = lines.slice(at + 1).find(line => /^\s*\S+: \w*(?:Error|Exception)(?: \[\w+\])?: /.test(line))
+  return cause === undefined ? lines[at]!.trim() : `${lines[at]!.trim()}: ${cause.trim()}`
 }
 
 /** The profile patch dsh could not parse, when that is what `failure` (from failureOf) says. */

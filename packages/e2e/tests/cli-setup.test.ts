@@ -39,6 +39,19 @@ afterAll(() => {
 })
 
 describe('dsh-shadow install, try and doctor on the real launcher', () => {
+  it('try names the option dsh refused in a row of the user\'s, not only "4 entries did not activate"', () => {
+    const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
+    const before = readFileSync(patch, 'utf8')
+    appendFileSync(patch, '- id: shadow-capture\n  config: { retention: { maxAge: 30 } }\n')
+    try {
+      const tried = shadow(['--home', home, 'try'])
+      expect(tried.code).toBe(1)
+      expect(tried.stderr).toContain('dsh-shadow-context/rows/capture: TypeError: ShadowCaptureConfig.retention: unknown option "maxAge"')
+    } finally {
+      writeFileSync(patch, before)
+    }
+  })
+
   it('try with --store shows the session in that store (the capture row names it), not the default file', () => {
     const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
     const before = readFileSync(patch, 'utf8')
