@@ -34,31 +34,35 @@ beforeAll(() => {
   expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0)
 }, 300_000)
 
+/** Run with `lines` appended to the headless profile patch, then put the patch back as it was. */
+function withPatchLines<T>(lines: string, run: (patch: string) => T): T {
+  const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
+  const before = readFileSync(patch, 'utf8')
+  appendFileSync(patch, lines)
+  try {
+    return run(patch)
+  } finally {
+    writeFileSync(patch, before)
+  }
+}
+
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
 describe('dsh-shadow install, try and doctor on the real launcher', () => {
   it('try names the option dsh refused in a row of the user\'s, not only "4 entries did not activate"', () => {
-    const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
-    const before = readFileSync(patch, 'utf8')
-    appendFileSync(patch, '- id: shadow-capture\n  config: { retention: { maxAge: 30 } }\n')
-    try {
+    withPatchLines('- id: shadow-capture\n  config: { retention: { maxAge: 30 } }\n', () => {
       const tried = shadow(['--home', home, 'try'])
       expect(tried.code).toBe(1)
       expect(tried.stderr).toContain('dsh-shadow-context/rows/capture: TypeError: ShadowCaptureConfig.retention: unknown option "maxAge"')
-    } finally {
-      writeFileSync(patch, before)
-    }
+    })
   })
 
   it('try with --store shows the session in that store (the capture row names it), not the default file', () => {
-    const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
-    const before = readFileSync(patch, 'utf8')
     const other = join(work, 'team.db')
     // the user's row after our block, as the root README shows for recall's scope
-    appendFileSync(patch, `- id: shadow-capture\n  config: { path: ${JSON.stringify(other)} }\n`)
-    try {
+    withPatchLines(`- id: shadow-capture\n  config: { path: ${JSON.stringify(other)} }\n`, () => {
       const tried = shadow(['--home', home, '--store', other, 'try'])
       expect(tried.code, `${tried.stdout}\n${tried.stderr}`).toBe(0)
       expect(existsSync(other)).toBe(true)
@@ -67,17 +71,12 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
       expect(tried.stdout).toMatch(/saved: \d+ checkpoint\(s\)/)
       expect(tried.stdout).toMatch(/\d+ of \d+ matches/)
       expect(tried.stdout).toContain('5433')
-    } finally {
-      writeFileSync(patch, before)
-    }
+    })
   })
 
   it('says what dsh could not read when the user\'s patch is broken (try and doctor), not the last line of a stack trace', () => {
-    const patch = join(home, 'profiles', 'headless', 'cordis.patch.yml')
-    const before = readFileSync(patch, 'utf8')
     // a mapping after the row list: YAML that dsh cannot parse
-    appendFileSync(patch, 'shadow-context/capture:\n  path: /tmp/elsewhere.db\n')
-    try {
+    withPatchLines('shadow-context/capture:\n  path: /tmp/elsewhere.db\n', patch => {
       const tried = shadow(['--home', home, 'try'])
       expect(tried.code).toBe(1)
       expect(tried.stderr).toContain('failed to parse')
@@ -88,8 +87,6 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
       const line = checked.stdout.split('\n').find(text => text.includes('composed config'))!
       expect(line).toContain('failed to parse')
       expect(line).toContain(`fix: correct the YAML of ${patch}`)
-    } finally {
-      writeFileSync(patch, before)
-    }
+    })
   })
 })
