@@ -5,7 +5,8 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT } from './format.ts'
 import { failureOf, PACKAGE, profileDir, profileManifest, run, which } from './profile.ts'
@@ -32,7 +33,9 @@ export async function tryOffline(ctx: SetupContext): Promise<string> {
   const dsh = which('dsh', env)
   if (dsh === undefined) throw new CliError('no `dsh` on PATH; install the launcher: npm install -g @deepseek-ai/dsh@0.1.0-rc.8', EXIT.unavailable)
   if (profileManifest(ctx.home, 'headless')?.dependencies?.[PACKAGE] === undefined) {
-    throw new CliError(`Shadow Context is not installed in ${profileDir(ctx.home, 'headless')}; run: dsh-shadow install --profile headless`, EXIT.notFound)
+    // a home given with --home / --dsh-home: the install goes there too, not into the default one
+    const where = ctx.home === resolve(resolveDshHome()) ? '' : ` --dsh-home ${ctx.home}`
+    throw new CliError(`Shadow Context is not installed in ${profileDir(ctx.home, 'headless')}; run: dsh-shadow install --profile headless${where}`, EXIT.notFound)
   }
   const work = mkdtempSync(join(tmpdir(), 'dsh-shadow-try-'))
   try {

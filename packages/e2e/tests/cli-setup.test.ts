@@ -59,6 +59,13 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
     })
   })
 
+  it('try in a home without the install tells the install command for that home', () => {
+    const other = join(work, 'other-home')
+    const tried = shadow(['--home', other, 'try'])
+    expect(tried.code).toBe(4)
+    expect(tried.stderr).toContain(`run: dsh-shadow install --profile headless --dsh-home ${other}`)
+  })
+
   it('try with --store shows the session in that store (the capture row names it), not the default file', () => {
     const other = join(work, 'team.db')
     // the user's row after our block, as the root README shows for recall's scope
