@@ -261,6 +261,27 @@ export function run(command: string, args: readonly string[], options: { readonl
   return spawnSync(command, [...args], { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs ?? 600_000, maxBuffer: 64 * 1024 * 1024 })
 }
 
+/**
+ * What a failed dsh or pnpm run said, on one line: the error it threw when there is one (an uncaught
+ * error ends with a stack trace and Node's version, so its last lines named neither the error nor the
+ * file), else its last lines.
+ */
+export function failureOf(result: SpawnSyncReturns<string>): string {
+  const lines = (result.stderr || result.stdout || '').trim().split('\n')
+  const error = /^\w*(?:Error|Exception)(?: \[\w+\])?: /
+  const at = lines.findIndex(line => error.test(line))
+  if (at === -1) return lines.slice(-3).join(' | ')
+  // dsh lists the rows that did not activate below its error: the one that threw says why (a
+  // misspelt option of a row of the user's), the others only wait for it
+  const cause = lines.slice(at + 1).find(line => /^\s*\S+: \w*(?:Error|Exception)(?: \[\w+\])?: /.test(line))
+  return cause === undefined ? lines[at]!.trim() : `${lines[at]!.trim()}: ${cause.trim()}`
+}
+
+/** The profile patch dsh could not parse, when that is what `failure` (from failureOf) says. */
+export function unparsedPatch(failure: string): string | undefined {
+  return /failed to parse \w+ (\S+\.ya?ml): /.exec(failure)?.[1]
+}
+
 /** `22.19.0` → [22, 19, 0] (a leading `v` allowed). */
 export function versionOf(text: string): number[] {
   return text.trim().replace(/^v/, '').split(/[.-]/).slice(0, 3).map(Number)

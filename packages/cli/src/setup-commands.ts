@@ -67,7 +67,8 @@ export function registerSetupCommands(root: Command, hooks: SetupHooks): void {
     .action(async (_options: unknown, command: Command) => {
       const ctx = hooks.context(command)
       const sessionId = await tryOffline(ctx)
-      const home = ['--home', ctx.home]
+      // the store try read the session from: a --store (another file, a postgres:// URL) too
+      const home = ['--home', ctx.home, '--store', ctx.storePath]
       if (ctx.output.json) return hooks.show([...home, '--json', 'timeline', sessionId])
       ctx.output.out(`\n$ dsh-shadow timeline ${sessionId}`)
       await hooks.show([...home, 'timeline', sessionId])

@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
 import {
-  brokenBlock, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
+  brokenBlock, failureOf, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetAction, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
-  run, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
+  run, unparsedPatch, which, withoutBlock, type InstallManifest, type ProfileName, type ProfileRecord,
 } from './profile.ts'
 
 export interface SetupContext {
@@ -67,12 +67,12 @@ function sha(path: string): string {
 
 function dsh(ctx: SetupContext, args: readonly string[], cwd?: string): void {
   const result = run(which('dsh', envFor(ctx))!, args, { env: envFor(ctx), ...(cwd === undefined ? {} : { cwd }) })
-  if (result.status !== 0) throw new CliError(`\`dsh ${args.join(' ')}\` failed (exit ${result.status ?? result.signal}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`, EXIT.failure)
+  if (result.status !== 0) throw new CliError(`\`dsh ${args.join(' ')}\` failed (exit ${result.status ?? result.signal}): ${failureOf(result)}`, EXIT.failure)
 }
 
 function pnpm(ctx: SetupContext, args: readonly string[], cwd: string): void {
   const result = run(which('pnpm', envFor(ctx))!, args, { env: envFor(ctx), cwd })
-  if (result.status !== 0) throw new CliError(`\`pnpm ${args.join(' ')}\` in ${cwd} failed: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`, EXIT.failure)
+  if (result.status !== 0) throw new CliError(`\`pnpm ${args.join(' ')}\` in ${cwd} failed: ${failureOf(result)}`, EXIT.failure)
 }
 
 /** The tarball to install, kept where the profile's lockfile can find it again later. */
@@ -283,9 +283,12 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
       const dump = run(which('dsh', envFor(ctx))!, args, { env: envFor(ctx), timeoutMs: 120_000 })
       const want = profile === 'web' ? 'shadow-context-host' : 'dsh-shadow-context/rows/engine'
+      const failure = dump.status === 0 ? undefined : failureOf(dump)
+      // a patch dsh cannot parse is the user's to correct: installing again keeps their rows as they are
+      const unparsed = failure === undefined ? undefined : unparsedPatch(failure)
       checks.push(dump.status === 0 && dump.stdout.includes(want)
         ? { check: `${profile}: composed config`, ok: true, detail: `dsh ${args.join(' ')} mounts ${want}` }
-        : { check: `${profile}: composed config`, ok: false, detail: dump.status === 0 ? `dsh ${args.join(' ')} does not mount ${want}` : `dsh ${args.join(' ')} failed: ${(dump.stderr || dump.stdout).trim().split('\n').at(-1)}`, fix })
+        : { check: `${profile}: composed config`, ok: false, detail: failure === undefined ? `dsh ${args.join(' ')} does not mount ${want}` : `dsh ${args.join(' ')} failed: ${failure}`, fix: unparsed === undefined ? fix : `correct the YAML of ${unparsed} at the line dsh names (a profile patch is a list of \`- id: …\` rows)` })
     }
   }
   if (existsSync(ctx.storePath)) {
@@ -353,7 +356,7 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
     if (dshBin !== undefined && existsSync(dir)) {
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
       const dump = run(dshBin, args, { env: envFor(ctx), timeoutMs: 120_000 })
-      if (dump.status !== 0 || dump.stdout.includes(PACKAGE)) throw new CliError(`after uninstall \`dsh ${args.join(' ')}\` ${dump.status !== 0 ? `fails: ${(dump.stderr || dump.stdout).trim().split('\n').at(-1)}` : `still names ${PACKAGE}`}; run dsh-shadow doctor`, EXIT.failure)
+      if (dump.status !== 0 || dump.stdout.includes(PACKAGE)) throw new CliError(`after uninstall \`dsh ${args.join(' ')}\` ${dump.status !== 0 ? `fails: ${failureOf(dump)}` : `still names ${PACKAGE}`}; run dsh-shadow doctor`, EXIT.failure)
       note(`ok    dsh ${args.join(' ')} composes without Shadow Context`)
     }
   }

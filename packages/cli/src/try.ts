@@ -5,10 +5,11 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT } from './format.ts'
-import { PACKAGE, profileDir, profileManifest, run, which } from './profile.ts'
+import { failureOf, PACKAGE, profileDir, profileManifest, run, which } from './profile.ts'
 import type { SetupContext } from './setup.ts'
 
 export const TRY_TASK = 'Prune the CI caches step by step, then tell me which port the staging database uses.'
@@ -32,7 +33,9 @@ export async function tryOffline(ctx: SetupContext): Promise<string> {
   const dsh = which('dsh', env)
   if (dsh === undefined) throw new CliError('no `dsh` on PATH; install the launcher: npm install -g @deepseek-ai/dsh@0.1.0-rc.8', EXIT.unavailable)
   if (profileManifest(ctx.home, 'headless')?.dependencies?.[PACKAGE] === undefined) {
-    throw new CliError(`Shadow Context is not installed in ${profileDir(ctx.home, 'headless')}; run: dsh-shadow install --profile headless`, EXIT.notFound)
+    // a home given with --home / --dsh-home: the install goes there too, not into the default one
+    const where = ctx.home === resolve(resolveDshHome()) ? '' : ` --dsh-home ${ctx.home}`
+    throw new CliError(`Shadow Context is not installed in ${profileDir(ctx.home, 'headless')}; run: dsh-shadow install --profile headless${where}`, EXIT.notFound)
   }
   const work = mkdtempSync(join(tmpdir(), 'dsh-shadow-try-'))
   try {
@@ -45,7 +48,7 @@ export async function tryOffline(ctx: SetupContext): Promise<string> {
     const result = run(dsh, ['--profile', 'headless', '--patch', overlay, TRY_TASK], { cwd: workspace, env, timeoutMs: 300_000 })
     const answer = result.stdout.split('\n').find(line => line.includes(TRY_DONE))
     if (result.status !== 0 || answer === undefined) {
-      throw new CliError(`the dsh task failed (exit ${result.status ?? result.signal}): ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}; run dsh-shadow doctor`, EXIT.failure)
+      throw new CliError(`the dsh task failed (exit ${result.status ?? result.signal}): ${failureOf(result)}; run dsh-shadow doctor`, EXIT.failure)
     }
     if (!ctx.output.json) ctx.output.out(`dsh answered in ${((Date.now() - started) / 1000).toFixed(1)} s: ${answer.replace(`${TRY_DONE}: `, '')}`)
     const store = await ShadowStore.open(ctx.storePath, { readOnly: true })
