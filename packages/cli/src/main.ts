@@ -110,9 +110,9 @@ function build(invocation: Invocation): Command {
       const limit = Number(options.limit)
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be an integer from 1 to 200', EXIT.usage)
       await withStore(rt, async store => {
-        const sessions = await store.sessions()
-        // neither: the newest session, said on stderr so a script sees which
-        const sessionId = options.session !== undefined ? (await findSession(store, options.session)).sessionId : sessions[0]?.sessionId
+        // neither: the newest session, said on stderr so a script sees which (only it is read: a
+        // listing of every session cost 1 s of each search at 200k sessions)
+        const sessionId = options.session !== undefined ? (await findSession(store, options.session)).sessionId : (await store.sessions(undefined, { limit: 1 }))[0]?.sessionId
         if (sessionId === undefined) return rt.output.out(rt.output.json ? '{"hits":[]}' : '(the store is empty)')
         if (options.session === undefined && options.all !== true && !rt.output.json) rt.output.err(`searching the newest session, ${safe(sessionId)} (--session <id> for another, --all for every one)`)
         const range = parseTimeRange(options.since, options.until, Date.now())

@@ -51,9 +51,28 @@ export interface IndexViews {
   readonly days?: readonly number[]
 }
 
+/**
+ * Where a wide scope came from: every session of the store, or of one workspace. A filter that
+ * carries one reads, beside its `segments`, every other session of it whole, without naming them:
+ * a workspace of 50k sessions listed as segments was a 50k-id parameter and a 50k-row listing per
+ * search (0.3-0.6 s). The store names the sessions instead while there are at most WIDE_LISTED of
+ * them, so a wide scope always holds more sessions than a backend scopes its index queries by.
+ */
+export type WideScope = { readonly of: 'store' } | { readonly of: 'workspace'; readonly workspace: string }
+
+/** Sessions a workspace or allSessions scope names as segments at most (scope.ts); above, the filter says `wide`. */
+export const WIDE_LISTED = 64
+
 /** Row filters shared by reads and searches. */
 export interface MessageFilter {
+  /**
+   * The sessions the filter names, each visible below its bound (a lineage: the asking session,
+   * its fork ancestors below each fork point). With `wide`, these win over the wide scope: a
+   * session named here is seen only as named (a parent in the workspace, below the fork).
+   */
   readonly segments: readonly LineageSegment[]
+  /** Also every session of this provenance that `segments` does not name, all its rows. */
+  readonly wide?: WideScope
   readonly fromSeq?: number
   readonly toSeq?: number
   readonly timeFrom?: number
@@ -122,6 +141,8 @@ export interface IndexResult {
 
 export interface FrequencyQuery {
   readonly segments: readonly LineageSegment[]
+  /** As MessageFilter's. */
+  readonly wide?: WideScope
   readonly index: 'words' | 'grams'
   readonly terms: readonly string[]
   /** Stop counting a term at this many messages. */
@@ -167,7 +188,8 @@ export interface ShadowBackend {
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): Awaitable<void>
   getSession(sessionId: string): Awaitable<ShadowSession | undefined>
   getSessionByTag(tag: string): Awaitable<ShadowSession | undefined>
-  listSessions(workspace?: string): Awaitable<ShadowSession[]>
+  /** Newest first; at most `limit` of them when given (the newest session, without building every session's row). */
+  listSessions(workspace?: string, limit?: number): Awaitable<ShadowSession[]>
   /**
    * The session, then its parent, its parent's parent… (child first), at most `limit` sessions, in
    * one statement; ends at a session without a parent or whose parent is not stored. Links that loop
@@ -175,6 +197,12 @@ export interface ShadowBackend {
    * one `getSession` at a time was 5,000 round trips at 5,000 forks deep (1.2 s on PostgreSQL).
    */
   ancestry(sessionId: string, limit: number): Awaitable<SessionLink[]>
+  /**
+   * At most `limit` sessions (any order) of the store, or of a workspace: whether a wide scope is
+   * small enough to name its sessions (WIDE_LISTED). An indexed read of `limit` rows, however many
+   * sessions there are.
+   */
+  someSessions(scope: WideScope, limit: number): Awaitable<Array<Pick<ShadowSession, 'sessionId' | 'tag'>>>
 
   appendMessages(rows: readonly PreparedMessage[]): Awaitable<AppendResult>
   getMessage(sessionId: string, seq: number): Awaitable<ShadowMessage | undefined>
@@ -272,7 +300,7 @@ export interface ShadowBackend {
 export const VACUUM_DUE_META = 'vacuum_due'
 
 /** What a lineage needs of a session (`ancestry`). */
-export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq'>
+export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq' | 'workspace'>
 
 /** What the write-ahead check and elision marking need of a row. */
 export interface MessageMark {

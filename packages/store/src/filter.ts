@@ -2,8 +2,31 @@
  * Backend-neutral reading of a `MessageFilter`: every backend needs the same answers, only the
  * query language differs, so they live here instead of in each backend.
  */
-import type { MessageFilter } from './backend.ts'
+import type { MessageFilter, WideScope } from './backend.ts'
 import type { LineageSegment } from './types.ts'
+
+/** The filter can match no row whatever the store holds: no session named, none wide. */
+export function noSessions(filter: Pick<MessageFilter, 'segments' | 'wide'>): boolean {
+  return filter.segments.length === 0 && filter.wide === undefined
+}
+
+/**
+ * The tags of the sessions in scope, when few enough to scope an index query by (at most `limit`);
+ * undefined for more, and for a wide scope (more than WIDE_LISTED sessions, never listed).
+ */
+export function scopeTags(filter: Pick<MessageFilter, 'segments' | 'wide'>, limit: number): string[] | undefined {
+  if (filter.wide !== undefined) return undefined
+  const tags = [...new Set(filter.segments.map(segment => segment.tag))]
+  return tags.length > limit ? undefined : tags
+}
+
+/**
+ * A wide scope that is the whole store: every session, none bounded (no fork ancestor, no
+ * `beforeSeq`): rows need no session filter. Answered from the filter alone, no statement.
+ */
+export function wideWholeStore(wide: WideScope, segments: readonly LineageSegment[]): boolean {
+  return wide.of === 'store' && segments.every(segment => !Number.isFinite(segment.belowSeq))
+}
 
 /** Only the lineage part is set: nothing but sessions restricts the rows. */
 export function onlySegments(filter: MessageFilter): boolean {

@@ -2,7 +2,7 @@
  * Where a read or search may look: a session's lineage (forks read their parent's rows below the
  * fork point instead of copying them), wider scopes, and the row filter a backend applies.
  */
-import type { MessageFilter, MessageMark, ShadowBackend } from './backend.ts'
+import { WIDE_LISTED, type MessageFilter, type MessageMark, type ShadowBackend, type WideScope } from './backend.ts'
 import { viewElision } from './elision-view.ts'
 import { ShadowStoreError, invalid } from './errors.ts'
 import { LineageOwners } from './lineage-owners.ts'
@@ -47,8 +47,13 @@ const LINEAGE_BATCH = 256
 
 /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
 export async function lineage(backend: ShadowBackend, sessionId: string): Promise<LineageSegment[]> {
+  return (await lineageLinks(backend, sessionId)).map(({ sessionId: id, tag, belowSeq }) => ({ sessionId: id, tag, belowSeq }))
+}
+
+/** `lineage`, each segment with its session's workspace (whether a wide scope holds it). */
+async function lineageLinks(backend: ShadowBackend, sessionId: string): Promise<Array<LineageSegment & { readonly workspace: string | null }>> {
   assertString(sessionId, 'sessionId')
-  const segments: LineageSegment[] = []
+  const segments: Array<LineageSegment & { readonly workspace: string | null }> = []
   let below = Number.POSITIVE_INFINITY
   const seen = new Set<string>()
   let next: string | null = sessionId
@@ -59,7 +64,7 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
       // links that loop end the lineage at the first session seen again
       if (seen.has(current.sessionId)) return segments
       seen.add(current.sessionId)
-      segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below })
+      segments.push({ sessionId: current.sessionId, tag: current.tag, belowSeq: below, workspace: current.workspace ?? null })
       if (current.parentSessionId === null) return segments
       below = Math.min(below, current.forkSeq ?? 0)
       next = current.parentSessionId
@@ -70,28 +75,74 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
   return segments
 }
 
-/** Resolve which session's history the scope covers, as lineage segments. */
-export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
-  return (await scopeAndLineage(backend, scope)).segments
+/** Which rows a scope covers: named segments, and for a wide scope of many sessions its provenance. */
+export type ScopeRows = Pick<MessageFilter, 'segments' | 'wide'>
+
+/** A resolved scope, with the asking session's own lineage it read (a read views elision through it). */
+export interface ResolvedScope extends ScopeRows {
+  readonly segments: LineageSegment[]
+  readonly lineage: LineageSegment[]
 }
 
-/** `scopeSegments`, with the asking session's own lineage it read (a read views elision through it). */
-export async function scopeAndLineage(backend: ShadowBackend, scope: ScopeOptions): Promise<{ segments: LineageSegment[]; lineage: LineageSegment[] }> {
+/**
+ * Resolve which session's history the scope covers, as lineage segments: every session of a
+ * workspace or allSessions scope listed (what `scopeSegments` promises; a listing of all of them).
+ * Reads and searches use `scopeAndLineage`, which does not list a wide scope.
+ */
+export async function scopeSegments(backend: ShadowBackend, scope: ScopeOptions): Promise<LineageSegment[]> {
+  const resolved = await scopeAndLineage(backend, scope)
+  if (resolved.wide === undefined) return resolved.segments
+  const sessions = await backend.listSessions(resolved.wide.of === 'store' ? undefined : resolved.wide.workspace)
+  return bounded(withSessions(resolved.lineage, sessions), scope)
+}
+
+/** The lineage, then every other of these sessions whole (a session of the lineage keeps its bound). */
+function withSessions(own: readonly LineageSegment[], sessions: ReadonlyArray<Pick<LineageSegment, 'sessionId' | 'tag'>>): LineageSegment[] {
+  const segments = new Map(own.map(segment => [segment.sessionId, segment]))
+  for (const session of sessions) {
+    if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
+  }
+  return [...segments.values()]
+}
+
+/**
+ * The scope's rows and the asking session's own lineage. A workspace or allSessions scope of at
+ * most WIDE_LISTED sessions names them all as segments; a larger one is the lineage plus its
+ * provenance (`wide`), so its cost does not grow with the sessions it holds.
+ */
+export async function scopeAndLineage(backend: ShadowBackend, scope: ScopeOptions): Promise<ResolvedScope> {
   // a widening the caller did not spell right is refused, not read as "no widening"
   if (scope.allSessions !== undefined && typeof scope.allSessions !== 'boolean') throw invalid('allSessions must be true or false')
   if (scope.workspace !== undefined && (typeof scope.workspace !== 'string' || scope.workspace.length > MAX_WORKSPACE_CHARS)) throw invalid(`workspace must be a string of at most ${MAX_WORKSPACE_CHARS} characters`)
   if (scope.allSessions === true || scope.workspace !== undefined) {
-    // independent reads, asked at once
-    const [sessions, own] = await Promise.all([backend.listSessions(scope.allSessions === true ? undefined : scope.workspace), lineage(backend, scope.sessionId)])
-    const segments = new Map(own.map(segment => [segment.sessionId, segment]))
-    for (const session of sessions) {
-      if (!segments.has(session.sessionId)) segments.set(session.sessionId, { sessionId: session.sessionId, tag: session.tag, belowSeq: Number.POSITIVE_INFINITY })
-    }
-    return { segments: bounded([...segments.values()], scope), lineage: own }
+    const wide: WideScope = scope.allSessions === true ? { of: 'store' } : { of: 'workspace', workspace: scope.workspace! }
+    // independent reads, asked at once; one more than may be listed tells a large scope
+    const [sessions, own] = await Promise.all([backend.someSessions(wide, WIDE_LISTED + 1), lineage(backend, scope.sessionId)])
+    if (sessions.length > WIDE_LISTED) return { segments: bounded(own, scope), wide, lineage: own }
+    return { segments: bounded(withSessions(own, sessions), scope), lineage: own }
   }
   const segments = await lineage(backend, scope.sessionId)
   if (segments.length === 0) throw new ShadowStoreError('NOT_FOUND', `session ${scope.sessionId} is not in the shadow store`)
   return { segments: bounded(segments, scope), lineage: segments }
+}
+
+/**
+ * Per session id, the seq below which the scope sees its rows (null: not in scope), and whether
+ * the scope holds no session at all: what a caller asked of `scopeSegments` to check a row or a
+ * checkpoint against a scope, without listing a wide one (one session read per id outside the lineage).
+ */
+export async function scopeBounds(backend: ShadowBackend, scope: ScopeOptions, sessionIds: readonly string[]): Promise<{ empty: boolean; bounds: Array<number | null> }> {
+  const resolved = await scopeAndLineage(backend, scope)
+  const named = new Map<string, number>()
+  for (const segment of resolved.segments) named.set(segment.sessionId, Math.max(segment.belowSeq, named.get(segment.sessionId) ?? Number.NEGATIVE_INFINITY))
+  const wide = resolved.wide
+  const bounds = await Promise.all(sessionIds.map(async id => {
+    const bound = named.get(assertString(id, 'sessionId'))
+    if (bound !== undefined || wide === undefined) return bound ?? null
+    const session = await backend.getSession(id)
+    return session !== undefined && (wide.of === 'store' || session.workspace === wide.workspace) ? Number.POSITIVE_INFINITY : null
+  }))
+  return { empty: resolved.segments.length === 0 && wide === undefined, bounds }
 }
 
 /** Apply `beforeSeq` to the asking session's own segment. */
@@ -191,19 +242,24 @@ export async function marksInLineage(backend: ShadowBackend, segments: readonly 
  * A checkpoint's originals are rows of its own session's history (its rows and its ancestors'
  * below the fork): narrow the scope to that, so the seq filter cannot match another session.
  */
-export async function checkpointScope(backend: ShadowBackend, segments: readonly LineageSegment[], checkpointId: string | undefined): Promise<readonly LineageSegment[]> {
-  // the same list, not a copy: a backend answers per-list questions once per list (PostgreSQL's wholeStore)
-  if (checkpointId === undefined) return segments
+export async function checkpointScope(backend: ShadowBackend, scope: ScopeRows, checkpointId: string | undefined): Promise<ScopeRows> {
+  // the same lists, not copies: a backend answers per-list questions once per list (PostgreSQL's wholeStore)
+  if (checkpointId === undefined) return scope
   const checkpoint = await backend.getCheckpoint(assertString(checkpointId, 'checkpoint id'))
-  if (checkpoint === undefined) return []
-  const bounds = new Map((await lineage(backend, checkpoint.sessionId)).map(segment => [segment.sessionId, segment.belowSeq]))
-  return segments.flatMap(segment => {
-    const below = bounds.get(segment.sessionId)
-    return below === undefined ? [] : [{ ...segment, belowSeq: Math.min(below, segment.belowSeq) }]
-  })
+  if (checkpoint === undefined) return { segments: [] }
+  const named = new Map(scope.segments.map(segment => [segment.sessionId, segment]))
+  const wide = scope.wide
+  // the checkpoint's lineage as the scope sees it: a named session within its bound, another one of a wide scope whole
+  return {
+    segments: (await lineageLinks(backend, checkpoint.sessionId)).flatMap(({ sessionId, tag, belowSeq, workspace }) => {
+      const seen = named.get(sessionId)
+      if (seen !== undefined) return [{ ...seen, belowSeq: Math.min(belowSeq, seen.belowSeq) }]
+      return wide !== undefined && (wide.of === 'store' || workspace === wide.workspace) ? [{ sessionId, tag, belowSeq }] : []
+    }),
+  }
 }
 
-export function messageFilter(segments: readonly LineageSegment[], options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
+export function messageFilter(scope: ScopeRows, options: ReadOptions & { roles?: readonly ShadowRole[]; toolName?: string }): MessageFilter {
   const fromSeq = options.fromSeq === undefined ? undefined : assertSeq(options.fromSeq, 'fromSeq')
   const toSeq = options.toSeq === undefined ? undefined : assertSeq(options.toSeq, 'toSeq')
   if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) throw invalid(`seq range is inverted: ${fromSeq} > ${toSeq}`)
@@ -213,7 +269,8 @@ export function messageFilter(segments: readonly LineageSegment[], options: Read
   if (options.roles !== undefined && !Array.isArray(options.roles)) throw invalid('roles must be an array')
   if (options.roles !== undefined) for (const role of options.roles) if (!ROLES.has(role)) throw invalid(`unknown role ${JSON.stringify(role)}`)
   return {
-    segments,
+    segments: scope.segments,
+    ...(scope.wide === undefined ? {} : { wide: scope.wide }),
     ...(fromSeq === undefined ? {} : { fromSeq }),
     ...(toSeq === undefined ? {} : { toSeq }),
     // rows hold whole milliseconds: the same rows, as bounds PostgreSQL's bigint can compare

@@ -15,7 +15,7 @@ import { hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash }
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
-import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeAndLineage, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
+import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeAndLineage, scopeBounds, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
 import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
@@ -199,8 +199,11 @@ export class ShadowStore {
     return this.backend.getSession(assertString(sessionId, 'sessionId'))
   }
 
-  async sessions(workspace?: string): Promise<ShadowSession[]> {
-    return this.backend.listSessions(workspace === undefined ? undefined : assertString(workspace, 'workspace', MAX_WORKSPACE_CHARS))
+  /** Newest first; `limit`: only that many (the newest session, without every session's row built). */
+  async sessions(workspace?: string, options: { readonly limit?: number } = {}): Promise<ShadowSession[]> {
+    const limit = options.limit
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw invalid('limit must be a positive integer')
+    return this.backend.listSessions(workspace === undefined ? undefined : assertString(workspace, 'workspace', MAX_WORKSPACE_CHARS), limit)
   }
 
   /** The session and its fork ancestors, each with the seq bound below which its rows are visible. */
@@ -297,7 +300,7 @@ export class ShadowStore {
     return this.backend.getMessage(assertString(sessionId, 'sessionId'), assertSeq(seq, 'seq'))
   }
 
-  /** Resolve which session's history the scope covers, as lineage segments. */
+  /** Resolve which session's history the scope covers, as lineage segments (a wide scope lists every session it holds). */
   async scopeSegments(scope: ScopeOptions): Promise<LineageSegment[]> {
     return scopeSegments(this.backend, scope)
   }
@@ -305,16 +308,25 @@ export class ShadowStore {
   /** Messages of a session's visible history (its own rows and its ancestors' below each fork). */
   async read(scope: ScopeOptions, options: ReadOptions = {}): Promise<ShadowMessage[]> {
     // the lineage read once: it bounds the scope and views the rows' elision (a deep chain's is 20k sessions)
-    const { segments: scoped, lineage: own } = await scopeAndLineage(this.backend, scope)
-    const segments = await checkpointScope(this.backend, scoped, options.elidedBy)
+    const scoped = await scopeAndLineage(this.backend, scope)
+    const rows = await checkpointScope(this.backend, scoped, options.elidedBy)
     const limit = options.limit ?? 200
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) throw invalid('limit must be an integer from 1 to 100000')
-    const rows = await this.backend.readMessages({ ...messageFilter(segments, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
-    return viewElision(this.backend, own, rows)
+    const found = await this.backend.readMessages({ ...messageFilter(rows, options), limit, ...(options.descending === undefined ? {} : { descending: options.descending }) })
+    return viewElision(this.backend, scoped.lineage, found)
   }
 
   async count(scope: ScopeOptions, options: ReadOptions = {}): Promise<number> {
-    return this.backend.countMessages(messageFilter(await checkpointScope(this.backend, await this.scopeSegments(scope), options.elidedBy), options))
+    return this.backend.countMessages(messageFilter(await checkpointScope(this.backend, await scopeAndLineage(this.backend, scope), options.elidedBy), options))
+  }
+
+  /**
+   * Per session id, the seq below which the scope sees its rows (null: outside it), and whether
+   * the scope holds no session: a row or checkpoint checked against a scope without listing a
+   * workspace of many sessions (what `scopeSegments` does).
+   */
+  async scopeBounds(scope: ScopeOptions, sessionIds: readonly string[]): Promise<{ empty: boolean; bounds: Array<number | null> }> {
+    return scopeBounds(this.backend, scope, assertArray(sessionIds, 'sessionIds') as string[])
   }
 
   /** (seq, hash) of every row stored for a session itself (not its ancestors). */

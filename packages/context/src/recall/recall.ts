@@ -9,7 +9,6 @@ import {
   MAX_QUERY_CHARS,
   parseShadowId,
   parseTimeRange,
-  type LineageSegment,
   type ScopeOptions,
   type SearchHit,
   type ShadowMessage,
@@ -183,26 +182,30 @@ export class RecallResolver {
     return { sessionId: this.scope.sessionId, ...(this.scope.workspace === undefined ? {} : { workspace: this.scope.workspace }) }
   }
 
-  private async segments(): Promise<LineageSegment[]> {
-    const segments = await this.store.scopeSegments(this.scopeOptions)
-    if (segments.length === 0) throw new RecallError('NOT_FOUND', 'this session has nothing in the shadow store yet')
-    return segments
+  /**
+   * Per session, the seq below which the scope sees its rows (null: outside it). Asked of the
+   * store for these sessions only: a workspace scope of 50k sessions is never listed for a check.
+   */
+  private async bounds(sessionIds: readonly string[]): Promise<Array<number | null>> {
+    const { empty, bounds } = await this.store.scopeBounds(this.scopeOptions, sessionIds)
+    if (empty) throw new RecallError('NOT_FOUND', 'this session has nothing in the shadow store yet')
+    return bounds
   }
 
   /** A row the scope may see, or NOT_FOUND (never a hint that it exists elsewhere). */
   private async visible(row: ShadowMessage | undefined, label: string): Promise<ShadowMessage> {
     if (row !== undefined) {
-      const segments = await this.segments()
-      if (segments.some(segment => segment.sessionId === row.sessionId && row.seq < segment.belowSeq)) return row
+      const [bound] = await this.bounds([row.sessionId])
+      if (bound !== null && bound !== undefined && row.seq < bound) return row
     }
     throw new RecallError('NOT_FOUND', `no message ${label} in this session's history`)
   }
 
   private async checkpointSeqs(id: string): Promise<{ checkpointId: string; sessionId: string; seqs: number[]; expired: string }> {
     const checkpoint = await this.store.checkpoint(id)
-    const segments = await this.segments()
+    const [bound] = await this.bounds(checkpoint === undefined ? [] : [checkpoint.sessionId])
     // an ancestor's checkpoint made after the fork is not part of this history
-    if (checkpoint === undefined || !segments.some(segment => segment.sessionId === checkpoint.sessionId && (checkpoint.replaceSeq ?? -1) < segment.belowSeq)) {
+    if (checkpoint === undefined || bound === null || bound === undefined || !((checkpoint.replaceSeq ?? -1) < bound)) {
       throw new RecallError('NOT_FOUND', `no checkpoint ${JSON.stringify(id.slice(0, 80))} in this session's history`)
     }
     const expired = checkpoint.expiredAt === null ? '' : ` (retention removed ${checkpoint.expiredRows} of its originals on ${formatTime(checkpoint.expiredAt)} UTC)`
@@ -249,9 +252,10 @@ export class RecallResolver {
         result = await search(false)
         note = `${timeNote}, where nothing matched; these hits are from any time`
       }
-      const segments = await this.segments()
-      const own = new Set(segments.map(segment => segment.sessionId))
       const kept = result.hits
+      const sessions = [...new Set(kept.map(hit => hit.message.sessionId))]
+      const bounds = await this.bounds(sessions)
+      const own = new Set(sessions.filter((_, index) => bounds[index] !== null))
       // what the model sees already goes last, marked; what only recall can show goes first
       const onSurface = new Set(kept.filter(hit => hit.message.elidedBy === null && own.has(hit.message.sessionId)).map(hit => hit.message.shadowId))
       const hits = [...kept.filter(hit => !onSurface.has(hit.message.shadowId)), ...kept.filter(hit => onSurface.has(hit.message.shadowId))]

@@ -3,9 +3,9 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionLink, type ShadowBackend } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
-import { deepLineage, onlySegments, splitLineage, unboundedSessions } from '../filter.ts'
+import { deepLineage, onlySegments, splitLineage, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
@@ -105,14 +105,21 @@ export class PostgresBackend implements ShadowBackend {
 
   /** Labelled as the session reads it replaces: a capture reports a failing store once per distinct message. */
   async ancestry(sessionId: string, limit: number): Promise<SessionLink[]> {
-    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null }>('read session', `
-      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
-        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = $1
+    const rows = await this.query<{ session_id: string; tag: string; parent: string | null; fork_seq: number | null; workspace: string | null }>('read session', `
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, workspace, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, workspace, 1 FROM sessions WHERE session_id = $1
         UNION ALL
-        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < $2
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, s.workspace, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < $2
       )
-      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`, [sessionId, Math.max(1, Math.floor(limit))])
-    return rows.map(row => ({ sessionId: row.session_id, tag: row.tag, parentSessionId: row.parent, forkSeq: row.fork_seq === null ? null : Number(row.fork_seq) }))
+      SELECT session_id, tag, parent, fork_seq, workspace FROM chain ORDER BY depth`, [sessionId, Math.max(1, Math.floor(limit))])
+    return rows.map(row => ({ sessionId: row.session_id, tag: row.tag, parentSessionId: row.parent, forkSeq: row.fork_seq === null ? null : Number(row.fork_seq), workspace: row.workspace }))
+  }
+
+  async someSessions(scope: WideScope, limit: number): Promise<Array<Pick<ShadowSession, 'sessionId' | 'tag'>>> {
+    const rows = scope.of === 'store'
+      ? await this.query<{ session_id: string; tag: string }>('list sessions', 'SELECT session_id, tag FROM sessions LIMIT $1', [limit])
+      : await this.query<{ session_id: string; tag: string }>('list sessions', 'SELECT session_id, tag FROM sessions WHERE workspace = $1 LIMIT $2', [scope.workspace, limit])
+    return rows.map(row => ({ sessionId: row.session_id, tag: row.tag }))
   }
 
   async getSessionByTag(tag: string): Promise<ShadowSession | undefined> {
@@ -120,10 +127,11 @@ export class PostgresBackend implements ShadowBackend {
     return row === undefined ? undefined : toSession(row)
   }
 
-  async listSessions(workspace?: string): Promise<ShadowSession[]> {
+  async listSessions(workspace?: string, limit?: number): Promise<ShadowSession[]> {
+    // LIMIT NULL: no limit
     const rows = workspace === undefined
-      ? await this.query('list sessions', 'SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC, session_id')
-      : await this.query('list sessions', 'SELECT * FROM sessions WHERE workspace = $1 ORDER BY coalesce(last_time, created_at, 0) DESC, session_id', [workspace])
+      ? await this.query('list sessions', 'SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC, session_id LIMIT $1', [limit ?? null])
+      : await this.query('list sessions', 'SELECT * FROM sessions WHERE workspace = $1 ORDER BY coalesce(last_time, created_at, 0) DESC, session_id LIMIT $2', [workspace, limit ?? null])
     return rows.map(toSession)
   }
 
@@ -177,21 +185,28 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async countMessages(filter: MessageFilter): Promise<number> {
-    const whole = await this.wholeStore(filter.segments)
+    const whole = await this.wholeStore(filter)
     if (onlySegments(filter)) {
       // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
       if (whole !== false) return this.messageTotal()
-      // every segment in one statement (a workspace of 33k sessions was 33k round trips, 1.6 s)
+      // every segment in one statement (a workspace of 33k sessions was 33k round trips, 1.6 s); a
+      // wide scope's unnamed sessions by their counters, found through the workspace index
       const { open, bounded } = splitLineage(filter.segments)
+      const inWide = filter.wide?.of === 'workspace' ? ' AND workspace = $5' : ''
+      // the provenance's sum less the named sessions' part of it (a `<> ALL` checked every session against the list)
+      const wide = filter.wide === undefined ? '0'
+        : `(SELECT coalesce(sum(message_count), 0) FROM sessions WHERE true${inWide}) - (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id = ANY($4::text[])${inWide})`
       const [row] = await this.query<{ n: number }>('count messages', `
         SELECT ((SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id = ANY($1::text[]))
-          + (SELECT count(*) FROM unnest($2::text[], $3::bigint[]) AS b(session_id, below) JOIN messages m ON m.session_id = b.session_id AND m.seq < b.below))::bigint AS n`,
-      [open, bounded.map(segment => segment.sessionId), bounded.map(segment => segment.belowSeq)])
+          + (SELECT count(*) FROM unnest($2::text[], $3::bigint[]) AS b(session_id, below) JOIN messages m ON m.session_id = b.session_id AND m.seq < b.below)
+          + ${wide})::bigint AS n`,
+      [open, bounded.map(segment => segment.sessionId), bounded.map(segment => segment.belowSeq),
+        ...(filter.wide === undefined ? [] : [[...new Set(filter.segments.map(segment => segment.sessionId))], ...(filter.wide.of === 'workspace' ? [filter.wide.workspace] : [])])])
       return row?.n ?? 0
     }
     const params = new Params()
     // a deep lineage: its rows joined against the bound list (each session one index range)
-    const deep = whole === false && deepLineage(filter.segments)
+    const deep = whole === false && filter.wide === undefined && deepLineage(filter.segments)
     const from = deep ? lineageFrom(filter.segments, params) : 'messages m'
     const where = filterSql(filter, params, deep ? 'joined' : whole)
     return (await this.query<{ n: number }>('count messages', `SELECT count(*)::bigint AS n FROM ${from} WHERE ${where}`, params.values))[0]?.n ?? 0
@@ -201,23 +216,32 @@ export class PostgresBackend implements ShadowBackend {
    * The segments are every session of the store, none bounded by a fork: no session filter is needed.
    * Answered once per segments list: one search passes the same list to every index call.
    */
-  private wholeStore(segments: MessageFilter['segments']): Promise<WholeStore> {
-    const known = this.wholeAnswers.get(segments)
+  private wholeStore(filter: Pick<MessageFilter, 'segments' | 'wide'>): Promise<WholeStore> {
+    const { segments, wide } = filter
+    // a wide scope's answer is its own (the same segments may be asked without it)
+    const key: object = wide ?? segments
+    const known = this.wholeAnswers.get(key)
     if (known !== undefined) return known
     const answer = (async () => {
+      if (wide !== undefined) {
+        // said by the scope itself; as of the newest row, as below
+        if (!wideWholeStore(wide, segments)) return false as const
+        const [newest] = await this.query<{ newest: number }>('count sessions', 'SELECT coalesce(max(id), 0)::bigint AS newest FROM messages')
+        return { newest: newest?.newest ?? 0 }
+      }
       const distinct = unboundedSessions(segments)
       if (distinct === undefined || distinct <= 1) return false as const
-      // every session of the store is in the scope, not only as many: a session of the scope
-      // forgotten since it was read leaves room for one outside it
+      // no stored session outside the named ones (not counts of them, which walked every session
+      // of the store): a session of the scope forgotten since it was read leaves room for one outside it
       const named = [...new Set(segments.map(segment => segment.sessionId))]
       // and answered as of the newest row: the answer is used by later statements, after a session
       // outside the scope may have begun (its rows come after that row)
-      const [counts] = await this.query<{ sessions: number; present: number; newest: number }>('count sessions', `
-        SELECT (SELECT count(*) FROM sessions)::bigint AS sessions, (SELECT count(*) FROM sessions WHERE session_id = ANY($1::text[]))::bigint AS present,
+      const [counts] = await this.query<{ other: boolean; newest: number }>('count sessions', `
+        SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id <> ALL($1::text[])) AS other,
           (SELECT coalesce(max(id), 0) FROM messages)::bigint AS newest`, [named])
-      return counts !== undefined && distinct >= counts.sessions && counts.present >= counts.sessions ? { newest: counts.newest } : false
+      return counts !== undefined && !counts.other ? { newest: counts.newest } : false
     })()
-    this.wholeAnswers.set(segments, answer)
+    this.wholeAnswers.set(key, answer)
     return answer
   }
 
@@ -303,17 +327,17 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async searchIndex(query: IndexQuery): Promise<IndexResult> {
-    return searchIndex(this.connection, query, await this.wholeStore(query.segments), () => this.messageTotal())
+    return searchIndex(this.connection, query, await this.wholeStore(query), () => this.messageTotal())
   }
 
   /** Every light newest-first list in one statement (search.ts searchIndexes). */
   async searchIndexes(queries: readonly IndexQuery[]): Promise<IndexResult[]> {
-    return searchIndexes(this.connection, queries, query => this.wholeStore(query.segments), () => this.messageTotal())
+    return searchIndexes(this.connection, queries, query => this.wholeStore(query), () => this.messageTotal())
   }
 
   /** The ids of newest-first lists, in one statement (search.ts listIds). */
   async listIds(queries: readonly IndexQuery[]): Promise<number[][]> {
-    return listIds(this.connection, queries, query => this.wholeStore(query.segments))
+    return listIds(this.connection, queries, query => this.wholeStore(query))
   }
 
   async candidateRows(ids: readonly number[]): Promise<Array<ShadowMessage | undefined>> {
@@ -321,7 +345,7 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   async documentFrequencies(query: FrequencyQuery): Promise<number[]> {
-    return documentFrequencies(this.connection, query, query.global === true || (await this.wholeStore(query.segments)) !== false)
+    return documentFrequencies(this.connection, query, query.global === true || (await this.wholeStore(query)) !== false)
   }
 
   async retentionUsage(): Promise<RetentionUsage[]> {

@@ -190,7 +190,7 @@ export class MessageReads {
  */
 function rangeSql(query: ReadQuery, params: Params): string {
   // a deep lineage: its rows joined against the bound list (each session one index range)
-  const deep = deepLineage(query.segments)
+  const deep = query.wide === undefined && deepLineage(query.segments)
   const from = deep ? lineageFrom(query.segments, params) : 'messages m'
   const where = filterSql(query, params, deep ? 'joined' : false)
   const order = query.descending === true ? 'DESC' : 'ASC'

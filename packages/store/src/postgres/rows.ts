@@ -1,5 +1,5 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
-import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
+import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter, type WideScope } from '../backend.ts'
 import { deepLineage, lineageBounds, oncePerList, splitLineage } from '../filter.ts'
 import type { LineageSegment } from '../types.ts'
 import { messageOf, type Row } from '../rows.ts'
@@ -75,13 +75,13 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore: Who
   if (wholeStore === 'joined') {
     // the rows are joined against the lineage already (lineageFrom)
   } else if (wholeStore !== false) clauses.push(`m.id <= ${params.param(wholeStore.newest)}`)
+  else if (filter.wide !== undefined) clauses.push(wideSql(filter.segments, filter.wide, params))
   else if (deepLineage(filter.segments)) {
     // one bound lookup per row (a jsonb object's keys are searched in halves), whatever the chain's
     // depth: one condition per segment checked each of them on every candidate row. The scalar
     // subquery is computed once per statement.
     const session = sessions === 'row' ? "(m.session_id || '')" : 'm.session_id'
-    const bounds = oncePerList(jsonObjects, filter.segments, list => JSON.stringify(Object.fromEntries(lineageBounds(list).map(bound => [bound.sessionId, bound.below]))))
-    clauses.push(`m.seq < coalesce(((SELECT ${params.param(bounds)}::jsonb) ->> ${session})::bigint, -1)`)
+    clauses.push(`m.seq < coalesce(((SELECT ${params.param(boundsObject(filter.segments))}::jsonb) ->> ${session})::bigint, -1)`)
   } else {
     const lineage: string[] = []
     const { open, bounded } = splitLineage(filter.segments)
@@ -108,6 +108,36 @@ export function filterSql(filter: MessageFilter, params: Params, wholeStore: Who
   if (filter.excludeSourceKinds !== undefined && filter.excludeSourceKinds.length > 0) clauses.push(`m.source_kind <> ALL(${params.param(filter.excludeSourceKinds)}::text[])`)
   if (filter.excludeToolNames !== undefined && filter.excludeToolNames.length > 0) clauses.push(`coalesce(m.tool_name, '') <> ALL(${params.param(filter.excludeToolNames)}::text[])`)
   return clauses.length === 0 ? 'true' : clauses.join(' AND ')
+}
+
+/** A deep lineage's bounds as one jsonb object parameter: `{session: bound}` (worked out once per list). */
+function boundsObject(segments: readonly LineageSegment[]): string {
+  return oncePerList(jsonObjects, segments, list => JSON.stringify(Object.fromEntries(lineageBounds(list).map(bound => [bound.sessionId, bound.below]))))
+}
+
+/**
+ * A wide scope's rows (alias `m`): the named segments within their bounds, and every session of
+ * the provenance they do not name, whole. A session's provenance is looked up on the row (a
+ * primary-key probe per candidate row), never as a list of the workspace's sessions.
+ */
+function wideSql(segments: readonly LineageSegment[], wide: WideScope, params: Params): string {
+  let named: string
+  let unnamed: string
+  if (deepLineage(segments)) {
+    const bound = `((SELECT ${params.param(boundsObject(segments))}::jsonb) ->> m.session_id)::bigint`
+    named = `m.seq < coalesce(${bound}, -1)`
+    unnamed = `${bound} IS NULL`
+  } else {
+    const { open, bounded } = splitLineage(segments)
+    const lineage: string[] = []
+    if (open.length > 0) lineage.push(`m.session_id = ANY(${params.param(open)}::text[])`)
+    for (const segment of bounded) lineage.push(`(m.session_id = ${params.param(segment.sessionId)} AND m.seq < ${params.param(segment.belowSeq)})`)
+    named = lineage.length === 0 ? 'false' : `(${lineage.join(' OR ')})`
+    unnamed = segments.length === 0 ? 'true' : `m.session_id <> ALL(${params.param(segments.map(segment => segment.sessionId))}::text[])`
+  }
+  if (wide.of === 'store') return `(${named} OR ${unnamed})`
+  // a scalar subquery: one probe per row, where a join or IN would let the planner hash every session of the workspace
+  return `(${named} OR (${unnamed} AND (SELECT s.workspace FROM sessions s WHERE s.session_id = m.session_id) = ${params.param(wide.workspace)}))`
 }
 
 /**

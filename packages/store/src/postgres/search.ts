@@ -15,6 +15,7 @@ import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row, type WholeStore } from './rows.ts'
 import { withoutTime } from '../days.ts'
+import { noSessions, scopeTags } from '../filter.ts'
 import { daysQuery, lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
 import { denseSql, headLow, newestIds, SharedWalk } from './newest.ts'
 import { COUNT_ENTRIES, countsOf, startOf, STATS_MIN_ROWS, wordStats } from './statistics.ts'
@@ -24,13 +25,13 @@ const SCOPE_LEXEME_LIMIT = 8
 /** Rarity is counted up to this many rows per term. */
 const IDF_CAP = 2_000
 /** The index condition of a query (alias `m`), or undefined when no term can match anything. */
-function scopedMatch(segments: IndexQuery['segments'], whole: WholeStore): boolean {
-  return !whole && new Set(segments.map(segment => segment.tag)).size <= SCOPE_LEXEME_LIMIT
+function scopedMatch(query: Pick<IndexQuery, 'segments' | 'wide'>, whole: WholeStore): boolean {
+  return !whole && scopeTags(query, SCOPE_LEXEME_LIMIT) !== undefined
 }
 
-function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments' | 'referredDays'>, whole: WholeStore, params: Params): string | undefined {
-  const tags = [...new Set(query.segments.map(segment => segment.tag))]
-  const scoped = scopedMatch(query.segments, whole)
+function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segments' | 'wide' | 'referredDays'>, whole: WholeStore, params: Params): string | undefined {
+  const tags = scopeTags(query, SCOPE_LEXEME_LIMIT) ?? []
+  const scoped = scopedMatch(query, whole)
   if (query.index === 'words') {
     const matched = termsQuery(query.terms, query.operator)
     if (matched === undefined) return undefined
@@ -52,12 +53,12 @@ function newestFirst(query: IndexQuery): boolean {
 
 /** The match and filter of a list (alias `m`), or undefined when it cannot match anything. */
 function whereOf(query: IndexQuery, whole: WholeStore, params: Params): string | undefined {
-  if (query.terms.length === 0 || query.segments.length === 0) return undefined
+  if (query.terms.length === 0 || noSessions(query)) return undefined
   const match = matchSql(query, whole, params)
   if (match === undefined) return undefined
   // referring to a day of the window stands in for the time bounds
   // a scoped words match holds the scope lexemes: its sessions are checked on the row (filterSql)
-  const sessions = query.index === 'words' && scopedMatch(query.segments, whole) ? 'row' : 'index'
+  const sessions = query.index === 'words' && scopedMatch(query, whole) ? 'row' : 'index'
   return `${match} AND ${filterSql(query.referredDays === undefined ? query : withoutTime(query), params, whole, sessions)}`
 }
 
@@ -101,13 +102,13 @@ async function guardedLists<R extends Record<string, unknown>>(connection: PgCon
 /** SQL of a newest-first list's ids (newest first), or undefined when it is empty whatever the rows; `bounded`: store-wide lists look at the newest rows only (guardedLists). */
 async function newestListSql(connection: PgConnection, query: IndexQuery, whole: WholeStore, params: Params, walk?: SharedWalk, bounded = false): Promise<string | undefined> {
   const limit = Math.max(1, Math.floor(query.limit))
-  const scoped = scopedMatch(query.segments, whole)
+  const scoped = scopedMatch(query, whole)
   if (bounded && !scoped) {
     // the list guard tripped on the full plan (listed): the newest rows only
     const where = whereOf(query, whole, params)
     return where === undefined ? undefined : newestRowsSql(where, limit, params)
   }
-  if (query.index === 'grams' && !scoped && query.segments.length > 0) {
+  if (query.index === 'grams' && !scoped && !noSessions(query)) {
     const terms = query.terms.filter(term => term.length > 0)
     const narrow = terms.filter(term => TRIGRAM_RUN.test(term))
     const unselective = terms.filter(term => !TRIGRAM_RUN.test(term))
@@ -129,7 +130,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
     const rows = await guardedLists(connection, async bounded => {
       const params = new Params()
       const ids = await newestListSql(connection, query, whole, params, undefined, bounded)
-      return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params, storeWide: !scopedMatch(query.segments, whole) }
+      return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params, storeWide: !scopedMatch(query, whole) }
     })
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
@@ -137,7 +138,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
   const where = whereOf(query, whole, params)
   if (where === undefined) return { hits: [], windowed: false }
   const limit = Math.max(1, Math.floor(query.limit))
-  const scoped = scopedMatch(query.segments, whole)
+  const scoped = scopedMatch(query, whole)
   // weights: rarer terms count for more (ln of inverse frequency, as bm25's idf)
   const lexemeSets = query.terms.map(lexemes).filter(found => found.length > 0)
   const terms = lexemeSets.map(lexemeQuery)
@@ -248,7 +249,7 @@ async function listsSql(connection: PgConnection, queries: readonly IndexQuery[]
     if (!take(query)) return undefined
     const scope = await whole(query)
     const sql = await newestListSql(connection, query, scope, params, walk, bounded)
-    return sql === undefined ? undefined : { sql, storeWide: !scopedMatch(query.segments, scope) }
+    return sql === undefined ? undefined : { sql, storeWide: !scopedMatch(query, scope) }
   }))
   const lists = plans.flatMap((plan, at) => (plan === undefined ? [] : [{ at, sql: plan.sql }]))
   return { lists, ctes: `${walk.sql()} ${lists.map((list, index) => `l${index} AS MATERIALIZED (${list.sql})`).join(',\n')}`, params, storeWide: plans.some(plan => plan?.storeWide === true) }
@@ -305,9 +306,9 @@ function gramCountsSql(patterns: string, cap: string): string {
 }
 
 export async function documentFrequencies(connection: PgConnection, query: FrequencyQuery, whole: boolean): Promise<number[]> {
-  if (query.segments.length === 0) return query.terms.map(() => 0)
-  const tags = [...new Set(query.segments.map(segment => segment.tag))]
-  const scope = whole || query.global === true || tags.length > SCOPE_LEXEME_LIMIT ? undefined : scopeQuery(tags)
+  if (noSessions(query)) return query.terms.map(() => 0)
+  const tags = scopeTags(query, SCOPE_LEXEME_LIMIT)
+  const scope = whole || query.global === true || tags === undefined ? undefined : scopeQuery(tags)
   if (query.index === 'grams') {
     // every term in one round trip, each counted up to the cap
     const params = new Params()

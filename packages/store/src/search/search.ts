@@ -9,8 +9,8 @@ import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS, candidateText, type IndexQuery, type MessageFilter, type ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
 import { viewElision } from '../elision-view.ts'
-import { checkpointScope, lineage, messageFilter, scopeSegments } from '../scope.ts'
-import type { LineageSegment, ShadowMessage } from '../types.ts'
+import { checkpointScope, messageFilter, scopeAndLineage, type ResolvedScope, type ScopeRows } from '../scope.ts'
+import type { ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { indexLists, memberCandidates } from './candidates.ts'
 import { bestPassage, passageSnippet, scanTerms, type TermScan } from './passage.ts'
@@ -89,21 +89,25 @@ function checkOptions(options: SearchOptions): { limit: number; rankWindow: numb
  * weight a unit covers (idf from the scope), exact literal matches, BM25 over the scope, recency;
  * a history of values for the thing asked about puts the newest statement first.
  */
-export async function search(backend: ShadowBackend, query: string, options: SearchOptions): Promise<SearchResult> {
+export async function search(backend: ShadowBackend, query: string, options: SearchOptions, resolved?: ResolvedScope): Promise<SearchResult> {
   if (typeof query !== 'string') throw invalid('query must be a string')
   if (query.trim().length === 0) throw invalid('query is empty')
   if (query.length > MAX_QUERY_CHARS) throw invalid(`query is longer than ${MAX_QUERY_CHARS} characters`)
   const { limit, rankWindow } = checkOptions(options)
   const analyzed = analyzeQuery(query)
   if (analyzed.words.length === 0 && analyzed.grams.length === 0) throw invalid('query has no searchable words')
-  const segments = await scopeSegments(backend, options)
+  // a workspace or allSessions scope of many sessions is its provenance, not a list of them (scope.ts)
+  // `resolved`: the scope as the caller resolved it (a test's listed segments), else from the options
+  const scope = resolved ?? await scopeAndLineage(backend, options)
+  const { segments } = scope
+  const rows: ScopeRows = { segments, ...(scope.wide === undefined ? {} : { wide: scope.wide }) }
   const exclusions = {
     ...(options.excludeSourceKinds === undefined ? {} : { excludeSourceKinds: options.excludeSourceKinds }),
     ...(options.excludeToolNames === undefined ? {} : { excludeToolNames: options.excludeToolNames }),
   }
   const filter: MessageFilter = {
     // a checkpoint's originals: rows of its own session's history only (scope.ts)
-    ...messageFilter(await checkpointScope(backend, segments, options.checkpointId), {
+    ...messageFilter(await checkpointScope(backend, rows, options.checkpointId), {
       ...(options.timeFrom === undefined ? {} : { timeFrom: options.timeFrom }),
       ...(options.timeTo === undefined ? {} : { timeTo: options.timeTo }),
       ...(options.roles === undefined ? {} : { roles: options.roles }),
@@ -121,7 +125,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   const bridges = bridgeTerms(analyzed.words, analyzed.literals)
   const counted = [...analyzed.words, ...bridges.map(bridge => bridge.index)]
   // the scope's size does not depend on the counts: both asked at once
-  const [frequencies, searched] = await Promise.all([counted.length > 0 ? backend.documentFrequencies({ segments, index: 'words', terms: counted, cap: DF_CAP }) : [], scopeSize(backend, filter)])
+  const [frequencies, searched] = await Promise.all([counted.length > 0 ? backend.documentFrequencies({ ...rows, index: 'words', terms: counted, cap: DF_CAP }) : [], scopeSize(backend, filter)])
   const scopeDf = frequencies.slice(0, analyzed.words.length)
   // a translation no message of the scope holds cannot cover anything
   const present = bridges.map((bridge, index) => ({ bridge, df: frequencies[analyzed.words.length + index] ?? 0 })).filter(entry => entry.df > 0)
@@ -203,17 +207,14 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // full, except one longer than the cut (a 50 MB output is not copied for a snippet), all at once
   // (a network backend answers them together instead of one round trip after another)
   const full = async (row: ShadowMessage): Promise<ShadowMessage | undefined> => (wasCut(row) ? unchanged(backend, row) : backend.getMessage(row.sessionId, row.seq))
-  // the reader's lineage: the scope itself when it is the default one (no widening, no seq bound); read with the winners
-  const scoped = options.allSessions !== true && options.workspace === undefined && options.beforeSeq === undefined ? segments : undefined
-  const [read, reader] = await Promise.all([
-    Promise.all(winners.map(({ unit }) => Promise.all([
-      full(unit.message),
-      unit.call === undefined ? undefined : full(unit.call),
-      // the question as its candidate was read (no event JSON), as it is now
-      unit.question === undefined ? undefined : full(unit.question).then(row => (row === undefined ? undefined : { ...row, eventJson: '' })),
-    ] as const))),
-    scoped ?? (winners.length === 0 ? [] : lineage(backend, options.sessionId)),
-  ])
+  // the reader's lineage, as the scope read it
+  const reader = scope.lineage
+  const read = await Promise.all(winners.map(({ unit }) => Promise.all([
+    full(unit.message),
+    unit.call === undefined ? undefined : full(unit.call),
+    // the question as its candidate was read (no event JSON), as it is now
+    unit.question === undefined ? undefined : full(unit.question).then(row => (row === undefined ? undefined : { ...row, eventJson: '' })),
+  ] as const)))
   // a winner gone since it was ranked (its session forgotten, its row removed) is no hit; one a
   // redaction pass changed meanwhile is shown as it is now (read above), never as it was ranked
   const kept = winners.flatMap(({ unit }, index) => {
@@ -227,7 +228,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     hits.push({ message, ...(call === undefined ? {} : { call }), ...(question === undefined ? {} : { question }), score: unit.score, ...where(message, call ?? question, terms, weights, analyzed.literals, scanOf) })
   }
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
-  const report = await termReport(backend, options.sessionId, analyzed.topics, hits, segments, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
+  const report = await termReport(backend, options.sessionId, analyzed.topics, hits, rows, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
     hits,
     coverage: { searched, matched: units.length, returned: hits.length },
@@ -293,12 +294,12 @@ function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms
  * Per query word: how many messages of the scope have it (no time or role filter: "never
  * discussed" is about the whole history the session can see) and how many hits.
  */
-async function termReport(backend: ShadowBackend, asker: string, topics: readonly string[], hits: readonly SearchHit[], segments: readonly LineageSegment[], exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
+async function termReport(backend: ShadowBackend, asker: string, topics: readonly string[], hits: readonly SearchHit[], rows: ScopeRows, exclusions: Pick<MessageFilter, 'excludeSourceKinds' | 'excludeToolNames'>, searched: number, known: ReadonlyMap<string, number>, bridges: readonly BridgeTerm[]): Promise<QueryTermReport[]> {
   const words = topics.filter(topic => coverageTerms([topic]).length > 0)
   // CJK words of three or more characters are substrings of the indexed runs: count them in the grams index
   const long = (word: string): boolean => CJK.test(word) && [...word].length >= 3
   const count = async (index: 'words' | 'grams', list: readonly string[]): Promise<Map<string, number>> => {
-    const numbers = list.length === 0 ? [] : await backend.documentFrequencies({ segments, index, terms: list, cap: DF_CAP })
+    const numbers = list.length === 0 ? [] : await backend.documentFrequencies({ ...rows, index, terms: list, cap: DF_CAP })
     return new Map(list.map((word, at) => [word, numbers[at] ?? 0]))
   }
   // the words index counts were taken for the ranking already (same scope, same cap)
@@ -307,7 +308,7 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
   for (const [word, n] of fresh) wordCounts.set(word, n)
   const scopeTotal = Math.max(1, searched)
   // an ancestor's rows are seen below the fork point only; the index's counts take all of them
-  const fork = segments.some(segment => Number.isFinite(segment.belowSeq) && segment.sessionId !== asker)
+  const fork = rows.segments.some(segment => Number.isFinite(segment.belowSeq) && segment.sessionId !== asker)
   // each hit (with its call or question) scanned once for every reported word
   const stems = words.map(word => coverageTerms([word])[0] ?? stem(word))
   // a word's translations in scope (glossary.ts): a hit holding one answers the word too
@@ -315,7 +316,7 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
   const held = new Map<string, Promise<boolean>>()
   const confirmed = async (found: readonly BridgeTerm[]): Promise<BridgeTerm[]> => {
     const checks = found.map(bridge => {
-      if (!held.has(bridge.scan)) held.set(bridge.scan, Promise.resolve(backend.searchIndex({ segments, ...exclusions, index: 'words', terms: [bridge.index], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })).then(result => result.hits.length > 0))
+      if (!held.has(bridge.scan)) held.set(bridge.scan, Promise.resolve(backend.searchIndex({ ...rows, ...exclusions, index: 'words', terms: [bridge.index], operator: 'or', limit: 1, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })).then(result => result.hits.length > 0))
       return held.get(bridge.scan)!
     })
     const kept = await Promise.all(checks)
@@ -338,7 +339,7 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
     // Fewer rows than asked for is the exact count; a fork's count above FORK_COUNT_LIMIT stays the index's.
     if (inScope > 0 && (fork || inScope <= 3)) {
       const limit = fork ? Math.min(inScope, FORK_COUNT_LIMIT) : 1
-      const found = await backend.searchIndex({ segments, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
+      const found = await backend.searchIndex({ ...rows, ...exclusions, index: long(word) ? 'grams' : 'words', terms: [word], operator: 'or', limit, rankWindow: Number.POSITIVE_INFINITY, order: 'newest', light: true })
       if (found.hits.length < limit) inScope = found.hits.length
     }
     // the scope's counts behind `bridges` ignore fork bounds too: a reported translation is one

@@ -1,5 +1,6 @@
 /** Search units: a tool call and its result rank as one, looked up for the leading candidates. */
 import type { IndexHit, MessageFilter, ShadowBackend } from '../backend.ts'
+import { parseShadowId } from '../ids.ts'
 import { SHORT_REPLY_CHARS } from './values.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import type { RankedCandidate } from './ranking.ts'
@@ -80,8 +81,13 @@ export async function answerUnits(backend: ShadowBackend, units: readonly Search
   const asking = (unit: SearchUnit): LineageSegment | undefined => {
     const message = unit.message
     const asks = unit.call === undefined && (message.role === 'user' || message.role === 'assistant') && pairable.has(messageKey(message)) && QUESTION.test(message.text)
-    return asks ? segments.find(candidate => candidate.sessionId === message.sessionId) : undefined
+    if (!asks) return undefined
+    // a session of a wide scope is not named: it is in scope (its row was found there), whole
+    return segments.find(candidate => candidate.sessionId === message.sessionId)
+      ?? (filter.wide === undefined ? undefined : { sessionId: message.sessionId, tag: parseShadowId(message.shadowId).tag, belowSeq: Number.POSITIVE_INFINITY })
   }
+  // each reply is read from its asker's own segment: not the wide scope
+  const { wide: _wide, ...named } = filter
   // every asker's reply looked up at once (independent reads: a network backend answers them
   // together instead of one round trip after another); folded in candidate order below
   const replies = await Promise.all(units.map(async unit => {
@@ -89,7 +95,7 @@ export async function answerUnits(backend: ShadowBackend, units: readonly Search
     if (segment === undefined) return undefined
     const message = unit.message
     const next = await backend.readMessages({
-      ...filter,
+      ...named,
       segments: [segment],
       fromSeq: message.seq + 1,
       toSeq: message.seq + 2,

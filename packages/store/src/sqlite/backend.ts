@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, SessionLink, ShadowBackend } from '../backend.ts'
+import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, SessionLink, ShadowBackend, WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -106,7 +106,8 @@ export class SqliteBackend implements ShadowBackend {
   getSession(sessionId: string): ShadowSession | undefined { return reads.getSession(this.conn, sessionId) }
   getSessionByTag(tag: string): ShadowSession | undefined { return reads.getSessionByTag(this.conn, tag) }
   ancestry(sessionId: string, limit: number): SessionLink[] { return reads.ancestry(this.conn, sessionId, limit) }
-  listSessions(workspace?: string): ShadowSession[] { return reads.listSessions(this.conn, workspace) }
+  listSessions(workspace?: string, limit?: number): ShadowSession[] { return reads.listSessions(this.conn, workspace, limit) }
+  someSessions(scope: WideScope, limit: number): Array<Pick<ShadowSession, 'sessionId' | 'tag'>> { return reads.someSessions(this.conn, scope, limit) }
 
   appendMessages(rows: readonly PreparedMessage[]): AppendResult { return writes.appendMessages(this.conn, rows) }
   getMessage(sessionId: string, seq: number): ShadowMessage | undefined { return reads.getMessage(this.conn, sessionId, seq) }

@@ -1,7 +1,7 @@
 /** Row reads: sessions, messages by key or filter, call partners, counts, checkpoints, recalls. */
-import type { MessageFilter, MessageMark, ReadQuery, SessionLink } from '../backend.ts'
+import type { MessageFilter, MessageMark, ReadQuery, SessionLink, WideScope } from '../backend.ts'
 import { deepLineage, onlySegments } from '../filter.ts'
-import type { ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
+import type { LineageSegment, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toCheckpoint, toMessage, toRecall, toSession, type Row } from './rows.ts'
 import { lineageFrom } from './lineage.ts'
@@ -21,11 +21,12 @@ export function getSessionByTag(conn: SqliteConnection, tag: string): ShadowSess
   })
 }
 
-export function listSessions(conn: SqliteConnection, workspace?: string): ShadowSession[] {
+export function listSessions(conn: SqliteConnection, workspace?: string, limit = -1): ShadowSession[] {
   return conn.guard('list sessions', () => {
+    // LIMIT -1: no limit
     const rows = workspace === undefined
-      ? conn.stmt('SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC').all()
-      : conn.stmt('SELECT * FROM sessions WHERE workspace = ? ORDER BY coalesce(last_time, created_at, 0) DESC').all(workspace)
+      ? conn.stmt('SELECT * FROM sessions ORDER BY coalesce(last_time, created_at, 0) DESC LIMIT ?').all(limit)
+      : conn.stmt('SELECT * FROM sessions WHERE workspace = ? ORDER BY coalesce(last_time, created_at, 0) DESC LIMIT ?').all(workspace, limit)
     return (rows as Row[]).map(toSession)
   })
 }
@@ -34,19 +35,29 @@ export function listSessions(conn: SqliteConnection, workspace?: string): Shadow
 export function ancestry(conn: SqliteConnection, sessionId: string, limit: number): SessionLink[] {
   return conn.guard('read session', () => {
     const rows = conn.stmt(`
-      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, depth) AS (
-        SELECT session_id, tag, parent_session_id, fork_seq, 1 FROM sessions WHERE session_id = ?
+      WITH RECURSIVE chain(session_id, tag, parent, fork_seq, workspace, depth) AS (
+        SELECT session_id, tag, parent_session_id, fork_seq, workspace, 1 FROM sessions WHERE session_id = ?
         UNION ALL
-        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < ?
+        SELECT s.session_id, s.tag, s.parent_session_id, s.fork_seq, s.workspace, c.depth + 1 FROM chain c JOIN sessions s ON s.session_id = c.parent WHERE c.depth < ?
       )
-      SELECT session_id, tag, parent, fork_seq FROM chain ORDER BY depth`).all(sessionId, Math.max(1, Math.floor(limit))) as Row[]
+      SELECT session_id, tag, parent, fork_seq, workspace FROM chain ORDER BY depth`).all(sessionId, Math.max(1, Math.floor(limit))) as Row[]
     return rows.map(linkOf)
   })
 }
 
 /** A session's link to its parent, as `ancestry` reads it. */
 export function linkOf(row: Row): SessionLink {
-  return { sessionId: row['session_id'] as string, tag: row['tag'] as string, parentSessionId: (row['parent'] as string | null) ?? null, forkSeq: row['fork_seq'] === null || row['fork_seq'] === undefined ? null : Number(row['fork_seq']) }
+  return { sessionId: row['session_id'] as string, tag: row['tag'] as string, parentSessionId: (row['parent'] as string | null) ?? null, forkSeq: row['fork_seq'] === null || row['fork_seq'] === undefined ? null : Number(row['fork_seq']), workspace: (row['workspace'] as string | null | undefined) ?? null }
+}
+
+/** At most `limit` sessions of the store or a workspace, any order (ShadowBackend.someSessions). */
+export function someSessions(conn: SqliteConnection, scope: WideScope, limit: number): Array<Pick<ShadowSession, 'sessionId' | 'tag'>> {
+  return conn.guard('list sessions', () => {
+    const rows = scope.of === 'store'
+      ? conn.stmt('SELECT session_id, tag FROM sessions LIMIT ?').all(limit)
+      : conn.stmt('SELECT session_id, tag FROM sessions WHERE workspace = ? LIMIT ?').all(scope.workspace, limit)
+    return (rows as Row[]).map(row => ({ sessionId: row['session_id'] as string, tag: row['tag'] as string }))
+  })
 }
 
 export function getMessage(conn: SqliteConnection, sessionId: string, seq: number): ShadowMessage | undefined {
@@ -60,7 +71,7 @@ export function readMessages(conn: SqliteConnection, query: ReadQuery): ShadowMe
   return conn.guard('read messages', () => {
     const params: unknown[] = []
     // a deep lineage: its rows joined against the bound list (each session one index range)
-    const from = deepLineage(query.segments) ? lineageFrom(query.segments, params) : 'messages m'
+    const from = query.wide === undefined && deepLineage(query.segments) ? lineageFrom(query.segments, params) : 'messages m'
     const where = filterSql(query, params, from !== 'messages m')
     params.push(Math.max(0, Math.floor(query.limit)))
     // Lineage segments are disjoint seq ranges of one history, so seq orders them globally.
@@ -96,7 +107,10 @@ export function messageTotal(conn: SqliteConnection): number {
 
 export function countMessages(conn: SqliteConnection, filter: MessageFilter): number {
   return conn.read('count messages', () => {
-    if (deepLineage(filter.segments)) {
+    const whole = wholeStore(conn, filter)
+    // a wide scope's unnamed sessions by their kept counters, its named ones as a lineage of their own
+    if (filter.wide !== undefined && !whole && onlySegments(filter)) return wideCount(conn, filter.segments, filter.wide) + countNamed(conn, filter.segments)
+    if (filter.wide === undefined && deepLineage(filter.segments)) {
       // one statement, each session an index range count (a statement per segment was 5,000 at 5,000 deep)
       const params: unknown[] = []
       const from = lineageFrom(filter.segments, params)
@@ -104,21 +118,45 @@ export function countMessages(conn: SqliteConnection, filter: MessageFilter): nu
       return (conn.stmt(`SELECT count(*) AS n FROM ${from} WHERE ${where}`).get(...params as never[]) as Row)['n'] as number
     }
     if (onlySegments(filter)) {
-      // sessions.message_count is kept by every write; a fork's bounded segment is an index range count.
-      if (wholeStore(conn, filter.segments)) return ((conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
-      let total = 0
-      for (const segment of filter.segments) {
-        total += Number.isFinite(segment.belowSeq)
-          ? (conn.stmt('SELECT count(*) AS n FROM messages WHERE session_id = ? AND seq < ?').get(segment.sessionId, segment.belowSeq) as Row)['n'] as number
-          : ((conn.stmt('SELECT message_count AS n FROM sessions WHERE session_id = ?').get(segment.sessionId) as Row | undefined)?.['n'] as number | undefined) ?? 0
-      }
-      return total
+      if (whole) return ((conn.stmt('SELECT coalesce(sum(message_count), 0) AS n FROM sessions').get() as Row)['n'] as number)
+      return countNamed(conn, filter.segments)
     }
     const params: unknown[] = []
-    const where = filterSql(filter, params, wholeStore(conn, filter.segments))
+    const where = filterSql(filter, params, whole)
     const row = conn.stmt(`SELECT count(*) AS n FROM messages m WHERE ${where}`).get(...params as never[]) as Row
     return row['n'] as number
   })
+}
+
+/** Rows of these segments: sessions.message_count is kept by every write; a fork's bounded segment is an index range count. */
+function countNamed(conn: SqliteConnection, segments: readonly LineageSegment[]): number {
+  if (deepLineage(segments)) {
+    const params: unknown[] = []
+    return (conn.stmt(`SELECT count(*) AS n FROM ${lineageFrom(segments, params)}`).get(...params as never[]) as Row)['n'] as number
+  }
+  let total = 0
+  for (const segment of segments) {
+    total += Number.isFinite(segment.belowSeq)
+      ? (conn.stmt('SELECT count(*) AS n FROM messages WHERE session_id = ? AND seq < ?').get(segment.sessionId, segment.belowSeq) as Row)['n'] as number
+      : ((conn.stmt('SELECT message_count AS n FROM sessions WHERE session_id = ?').get(segment.sessionId) as Row | undefined)?.['n'] as number | undefined) ?? 0
+  }
+  return total
+}
+
+/**
+ * Messages of the sessions of a wide scope that the segments do not name (their kept counters):
+ * the provenance's sum less the named sessions' part of it (a NOT IN over the named ones checked
+ * each of the workspace's sessions, twice the cost). The workspace's sum reads sessions_workspace_count
+ * alone; the named part seeks each named session (`+`: not the workspace's range).
+ */
+function wideCount(conn: SqliteConnection, segments: readonly LineageSegment[], wide: WideScope): number {
+  const named = JSON.stringify([...new Set(segments.map(segment => segment.sessionId))])
+  const row = (wide.of === 'store'
+    ? conn.stmt(`SELECT (SELECT coalesce(sum(message_count), 0) FROM sessions)
+      - (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id IN (SELECT value FROM json_each(?))) AS n`).get(named)
+    : conn.stmt(`SELECT (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE workspace = ?)
+      - (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE session_id IN (SELECT value FROM json_each(?)) AND +workspace = ?) AS n`).get(wide.workspace, named, wide.workspace)) as Row
+  return row['n'] as number
 }
 
 export function messageHashes(conn: SqliteConnection, sessionId: string): Array<{ seq: number; hash: string }> {

@@ -1,9 +1,9 @@
 /** Row mapping between SQLite rows and store types, and the SQL of a message filter. */
-import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter } from '../backend.ts'
+import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter, type WideScope } from '../backend.ts'
 import { deepLineage, splitLineage } from '../filter.ts'
 import { scopeHandle } from './lineage.ts'
 import { messageOf, type Row } from '../rows.ts'
-import type { ShadowMessage } from '../types.ts'
+import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { unpackEventJson } from '../event-json.ts'
 
 export type { Row }
@@ -49,12 +49,40 @@ function balancedOr(terms: readonly string[]): string {
 }
 
 /**
+ * A wide scope's rows (alias `m`): the named segments within their bounds, and every session of
+ * the provenance they do not name, whole. A session's provenance is looked up on the row (one
+ * primary-key seek), never as a list of the workspace's sessions built per statement.
+ */
+function wideSql(segments: readonly LineageSegment[], wide: WideScope, params: unknown[]): string {
+  let named: string
+  let unnamed: string
+  if (deepLineage(segments)) {
+    params.push(scopeHandle(segments))
+    named = 'm.seq < shadow_below(?, m.session_id)'
+    params.push(scopeHandle(segments))
+    unnamed = 'shadow_below(?, m.session_id) IS NULL'
+  } else {
+    named = segments.length === 0 ? '0' : balancedOr(segments.map(segment => {
+      params.push(segment.sessionId)
+      if (!Number.isFinite(segment.belowSeq)) return 'm.session_id = ?'
+      params.push(segment.belowSeq)
+      return 'm.session_id = ? AND m.seq < ?'
+    }))
+    unnamed = segments.length === 0 ? '1' : `m.session_id NOT IN (${segments.map(segment => { params.push(segment.sessionId); return '?' }).join(', ')})`
+  }
+  if (wide.of === 'store') return `(${named} OR ${unnamed})`
+  params.push(wide.workspace)
+  return `(${named} OR (${unnamed} AND (SELECT s.workspace FROM sessions s WHERE s.session_id = m.session_id) = ?))`
+}
+
+/**
  * SQL for the filter part of a message query (always against alias `m`); `wholeStore` leaves the
  * sessions out (the scope is the whole store, or the rows are joined against it: `lineageFrom`).
  */
 export function filterSql(filter: MessageFilter, params: unknown[], wholeStore = false): string {
   const clauses: string[] = []
-  if (!wholeStore && deepLineage(filter.segments)) {
+  if (!wholeStore && filter.wide !== undefined) clauses.push(wideSql(filter.segments, filter.wide, params))
+  else if (!wholeStore && deepLineage(filter.segments)) {
     // one bound lookup per row, whatever the chain's depth (lineage.ts)
     clauses.push('m.seq < shadow_below(?, m.session_id)')
     params.push(scopeHandle(filter.segments))

@@ -9,7 +9,7 @@
  */
 import { ftsString } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
-import { unboundedSessions } from '../filter.ts'
+import { noSessions, scopeTags, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { searchReferring } from './days.ts'
@@ -34,15 +34,15 @@ const GRAMS_BATCHES = 4
 const GRAMS_MIN_BATCH = 32
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
-  if (query.terms.length === 0 || query.segments.length === 0) return { hits: [], windowed: false }
+  if (query.terms.length === 0 || noSessions(query)) return { hits: [], windowed: false }
   // rows referring to a day of the window (days.ts): a lookup of its own
   if (query.referredDays !== undefined) return conn.read('search', () => withTokenFallback(query.index, split => searchReferring(conn, query, split)))
   return conn.read('search', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
-    const whole = wholeStore(conn, query.segments)
+    const whole = wholeStore(conn, query)
     const terms = query.index === 'words' ? wordsMatch(query.terms, query.operator, split) : gramsMatch(query.terms, query.operator)
     if (terms === undefined) return { hits: [], windowed: false }
-    const match = scoped(terms, query.segments, whole)
+    const match = scoped(terms, query, whole)
     const filterParams: unknown[] = []
     let where = filterSql(query, filterParams, whole)
     if (query.index === 'grams') {
@@ -88,7 +88,7 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     let floor = 0
     // The window is counted on the MATCH alone: only sound when the MATCH itself is scoped (or the
     // scope is the whole store). Wide scopes rank every match; their rank lists hold rare words only.
-    if (Number.isFinite(query.rankWindow) && (whole || distinctSessions(query.segments) <= SCOPE_TOKEN_LIMIT)) {
+    if (Number.isFinite(query.rankWindow) && (whole || scopeTags(query, SCOPE_TOKEN_LIMIT) !== undefined)) {
       const nth = conn.stmt(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
         .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
       if (nth !== undefined) floor = nth['rowid'] as number
@@ -111,7 +111,7 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
 /** Whether a list is read as ids first (searchIndexes): a words list, newest first, of light rows. */
 function idsFirst(query: IndexQuery): boolean {
   return query.index === 'words' && query.order === 'newest' && query.light === true && query.referredDays === undefined
-    && query.terms.length > 0 && query.segments.length > 0
+    && query.terms.length > 0 && !noSessions(query)
 }
 
 /**
@@ -125,7 +125,7 @@ export function searchIndexes(conn: SqliteConnection, queries: readonly IndexQue
     const ids = new Map<number, number[]>()
     const whole = wholeOnce(conn)
     queries.forEach((query, at) => {
-      if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split, whole(query.segments))))
+      if (idsFirst(query)) ids.set(at, withTokenFallback('words', split => newestIds(conn, query, split, whole(query))))
     })
     const byId = rowsById(conn, [...new Set([...ids.values()].flat())])
     return queries.map((query, at) => {
@@ -152,9 +152,9 @@ function rowsById(conn: SqliteConnection, ids: readonly number[]): Map<number, S
 export function listIds(conn: SqliteConnection, queries: readonly IndexQuery[]): number[][] {
   const whole = wholeOnce(conn)
   return conn.read('search', () => queries.map(query => {
-    if (query.terms.length === 0 || query.segments.length === 0) return []
+    if (query.terms.length === 0 || noSessions(query)) return []
     if (!idsFirst(query)) throw new Error('listIds answers newest-first light words lists only')
-    return withTokenFallback('words', split => newestIds(conn, query, split, whole(query.segments)))
+    return withTokenFallback('words', split => newestIds(conn, query, split, whole(query)))
   }))
 }
 
@@ -178,7 +178,7 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
     ? `SELECT f.rowid AS rid FROM messages_words f WHERE messages_words MATCH ? ORDER BY f.rowid ${order} LIMIT ?`
     : `SELECT f.rid FROM (SELECT rowid AS rid FROM messages_words WHERE messages_words MATCH ? ORDER BY rowid DESC LIMIT ${FILTERED_MATCHES}) f
     CROSS JOIN messages m ON m.id = f.rid WHERE ${where} ORDER BY f.rid ${order} LIMIT ?`)
-  const match = scoped(terms, query.segments, whole)
+  const match = scoped(terms, query, whole)
   const limit = Math.max(1, Math.floor(query.limit))
   // A list the caller's counts say will not fill: its matches in index order, turned around. FTS5
   // walks a doclist backwards at about twice the cost (0.2 vs 0.1 ms for 40 matches in a 1M store);
@@ -192,16 +192,16 @@ function newestIds(conn: SqliteConnection, query: IndexQuery, split: 'tokens' | 
 }
 
 export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuery): number[] {
-  if (query.segments.length === 0) return query.terms.map(() => 0)
+  if (noSessions(query)) return query.terms.map(() => 0)
   return conn.read('count terms', () => withTokenFallback(query.index, split => {
     const table = query.index === 'words' ? 'messages_words' : 'messages_grams'
-    const whole = query.global === true || wholeStore(conn, query.segments)
+    const whole = query.global === true || wholeStore(conn, query)
     const cap = Math.max(1, Math.floor(query.cap))
     const count = conn.stmt(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`)
     return query.terms.map(term => {
       const terms = query.index === 'words' ? wordsMatch([term], 'or', split) : gramsMatch([term], 'or')
       if (terms === undefined) return 0
-      const match = scoped(terms, query.segments, whole)
+      const match = scoped(terms, query, whole)
       // one trigram is the term itself; the AND of several also counts texts holding them apart
       if (query.index === 'words' || trigrams(term).length <= 1) return (count.get(match, cap) as Row)['n'] as number
       return substringFrequency(conn, match, term, cap)
@@ -248,35 +248,35 @@ function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql
 }
 
 /** wholeStore for the lists of one batch: asked once per segments list (a search's lists share one). */
-function wholeOnce(conn: SqliteConnection): (segments: MessageFilter['segments']) => boolean {
+function wholeOnce(conn: SqliteConnection): (filter: Pick<MessageFilter, 'segments' | 'wide'>) => boolean {
   const known = new Map<MessageFilter['segments'], boolean>()
-  return segments => {
-    let whole = known.get(segments)
-    if (whole === undefined) known.set(segments, whole = wholeStore(conn, segments))
+  return filter => {
+    if (filter.wide !== undefined) return wholeStore(conn, filter)
+    let whole = known.get(filter.segments)
+    if (whole === undefined) known.set(filter.segments, whole = wholeStore(conn, filter))
     return whole
   }
 }
 
-/** The segments are every session of the store, none bounded by a fork: no session filter is needed. */
-export function wholeStore(conn: SqliteConnection, segments: MessageFilter['segments']): boolean {
-  const distinct = unboundedSessions(segments)
-  if (distinct === undefined) return false
-  const sessions = (conn.stmt('SELECT count(*) AS n FROM sessions').get() as Row)['n'] as number
-  if (distinct < sessions) return false
-  // as many is not enough: a session of the scope forgotten since it was read leaves room for
-  // one outside it (a search of a forgotten session would read every other session's rows)
+/**
+ * The scope is every session of the store, none bounded by a fork: no session filter is needed.
+ * A wide scope says so itself (no statement); named segments are checked against the store.
+ */
+export function wholeStore(conn: SqliteConnection, filter: Pick<MessageFilter, 'segments' | 'wide'>): boolean {
+  if (filter.wide !== undefined) return wideWholeStore(filter.wide, filter.segments)
+  const segments = filter.segments
+  if (unboundedSessions(segments) === undefined) return false
+  // no stored session outside the named ones (not a count of them: a session of the scope
+  // forgotten since it was read leaves room for one outside it, and counting the store's sessions
+  // walked all of them, 5 ms of a session search at 200k); a session scope stops at its first other session
   const named = JSON.stringify([...new Set(segments.map(segment => segment.sessionId))])
-  return ((conn.stmt('SELECT count(*) AS n FROM sessions WHERE session_id IN (SELECT value FROM json_each(?))').get(named) as Row)['n'] as number) >= sessions
-}
-
-function distinctSessions(segments: MessageFilter['segments']): number {
-  return new Set(segments.map(segment => segment.tag)).size
+  return ((conn.stmt('SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id NOT IN (SELECT value FROM json_each(?))) AS n').get(named) as Row)['n'] as number) === 0
 }
 
 /** The MATCH expression: scope tokens only for a small scope (a wide one is filtered on the row). */
-function scoped(terms: string, segments: MessageFilter['segments'], whole: boolean): string {
-  if (whole || distinctSessions(segments) > SCOPE_TOKEN_LIMIT) return terms
-  const tags = [...new Set(segments.map(segment => segment.tag))]
+function scoped(terms: string, filter: Pick<MessageFilter, 'segments' | 'wide'>, whole: boolean): string {
+  const tags = whole ? undefined : scopeTags(filter, SCOPE_TOKEN_LIMIT)
+  if (tags === undefined) return terms
   return `(${terms}) AND (${tags.map(tag => ftsString(scopeToken(tag))).join(' OR ')})`
 }
 
