@@ -17,6 +17,11 @@ const ADVERSARIAL: Record<string, (size: number) => string> = {
   'bearer runs': size => 'Bearer '.repeat(size / 7),
   'secret keyword runs': size => 'password '.repeat(size / 9),
   'escaped quotes after keywords': size => 'password\\\\\\"'.repeat(size / 12),
+  'env-style names in every spelling': size => 'DB_PASSWORD=x dbPassword: x_pwd=proxyAuth:Api-Key='.repeat(size / 50),
+  'closing brackets after a secret name': size => `DB_PASSWORD=${')'.repeat(size - 13)}a`,
+  'a quoted value never closed': size => `password: "${'a b '.repeat(size / 4)}`,
+  'member paths after a secret name': size => `token=${'a.'.repeat(size / 2)}(`,
+  'camel humps after a secret name': size => `token=${'Abc'.repeat(size / 3)}x`,
   'api key prefix runs': size => 'sk-a '.repeat(size / 5),
   'spaces after keywords': size => `password${' '.repeat(size / 2)}Bearer${' '.repeat(size / 2)}`,
   'seeded mix of pattern fragments': size => {
