@@ -4,7 +4,7 @@
  * `<home>/shadow-context/install.json`, so uninstall reverts exactly that and nothing else.
  */
 import { createHash } from 'node:crypto'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
@@ -136,11 +136,40 @@ export function folderHash(folder: string): string {
   return hash.digest('hex')
 }
 
+/** Whether two paths hold the same: files by content, folders by `folderHash`; anything else, or a file against a folder, never. */
+function sameEntry(a: string, b: string): boolean {
+  const [left, right] = [lstatSync(a, { throwIfNoEntry: false }), lstatSync(b, { throwIfNoEntry: false })]
+  if (left === undefined || right === undefined) return false
+  if (left.isFile() && right.isFile()) return sha(a) === sha(b)
+  if (left.isDirectory() && right.isDirectory()) return folderHash(a) === folderHash(b)
+  return false
+}
+
 /** The preset folder holds exactly the installed package's preset files. */
 function presetIsOurs(home: string, profile: string): boolean {
   const source = presetSource(profile)
   const target = presetTarget(home)
-  return existsSync(source) && existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
+  return existsSync(source) && lstatSync(target, { throwIfNoEntry: false })?.isDirectory() === true && readdirSync(source).every(name => sameEntry(join(target, name), join(source, name)))
+}
+
+/**
+ * Why the preset folder cannot be installed over or read by dsh, if it cannot: it is a file, or a
+ * file the package's preset has (or dsh reads, `agent.cordis.yml`) is a folder there. Reading such
+ * a folder as a file threw EISDIR from the ownership check, exit 1, with nothing said of where.
+ */
+function presetObstacle(home: string, profile: string): string | undefined {
+  const target = presetTarget(home)
+  const stat = lstatSync(target, { throwIfNoEntry: false })
+  if (stat === undefined) return undefined
+  if (!stat.isDirectory()) return `${target} is not a folder`
+  const source = presetSource(profile)
+  const names = new Set(['agent.cordis.yml', ...(existsSync(source) ? readdirSync(source) : [])])
+  for (const name of [...names].toSorted()) {
+    const shipped = lstatSync(join(source, name), { throwIfNoEntry: false })
+    const found = lstatSync(join(target, name), { throwIfNoEntry: false })
+    if (found !== undefined && found.isDirectory() && shipped?.isDirectory() !== true) return `${join(target, name)} is a folder where the preset has a file`
+  }
+  return undefined
 }
 
 const OFF_PATCH = [
@@ -172,6 +201,8 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing was changed. Put the end line back (or delete the block), then run install again`, EXIT.usage)
   const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
   if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
+  const obstacle = profile === 'web' ? presetObstacle(ctx.home, dir) : undefined
+  if (obstacle !== undefined) throw new CliError(`${obstacle}; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
   if (profile === 'web' && existsSync(presetTarget(ctx.home)) && !(previous?.presetCopied ?? false) && !presetIsOurs(ctx.home, dir)) {
     throw new CliError(`${presetTarget(ctx.home)} exists and is not the one install copied; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
   }
@@ -277,7 +308,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
     checks.push(hasBlock(patch, ROWS_BLOCK) && hasBlock(patch, HMR_BLOCK) ? { check: `${profile}: patch`, ok: true, detail: `${patchPath(ctx.home, profile)} has our rows and the hmr row` } : { check: `${profile}: patch`, ok: false, detail: `${patchPath(ctx.home, profile)} lacks ${hasBlock(patch, ROWS_BLOCK) ? 'the hmr row' : 'the Shadow Context rows'}`, fix })
     if (profile === 'web') {
       const preset = join(presetTarget(ctx.home), 'agent.cordis.yml')
-      checks.push(existsSync(preset) ? { check: 'web: preset', ok: true, detail: presetTarget(ctx.home) } : { check: 'web: preset', ok: false, detail: `no agent preset at ${presetTarget(ctx.home)} (new sessions would fail with agent-preset-not-found)`, fix })
+      checks.push(statSync(preset, { throwIfNoEntry: false })?.isFile() === true ? { check: 'web: preset', ok: true, detail: presetTarget(ctx.home) } : { check: 'web: preset', ok: false, detail: `no agent preset at ${presetTarget(ctx.home)} (new sessions would fail with agent-preset-not-found)`, fix })
     }
     if (launcherOk && pkg !== undefined) {
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
