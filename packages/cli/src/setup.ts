@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
+import { updateRecord } from './install-record.ts'
 import {
   brokenBlock, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetAction, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
@@ -98,11 +99,6 @@ function stashTarball(ctx: SetupContext, given: string | undefined): { path: str
   if (!existsSync(target) || sha(target) !== sha(source)) copyFileSync(source, target)
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
   return { path: target, version: match[1]! }
-}
-
-function writeManifest(home: string, manifest: InstallManifest): void {
-  mkdirSync(join(home, 'shadow-context'), { recursive: true })
-  writeFileSync(manifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
 /**
@@ -274,8 +270,11 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   }
 
   const record: ProfileRecord = { tarball: tarball.path, sha: tarballSha, version: tarball.version, hmrBefore, hmrPinned, presetCopied, ...(presetHash === undefined ? {} : { presetHash }) }
-  manifest.profiles[profile] = record
-  writeManifest(ctx.home, manifest)
+  // the record as it is now: another install may have written its profile's since this one read it
+  updateRecord(ctx.home, fresh => {
+    fresh.profiles[profile] = record
+    return true
+  })
   if (ctx.output.json) ctx.output.out(JSON.stringify({ profile, home: ctx.home, changes, checks }))
   else ctx.output.out(profile === 'headless'
     ? 'done: every `dsh --profile headless` session now runs Shadow Context. Try it offline: dsh-shadow try'
@@ -349,6 +348,7 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
   }
   if (chosen.length === 0) note(`=     Shadow Context is not installed in any profile of ${ctx.home}`)
   const dshBin = which('dsh', envFor(ctx))
+  const uninstalled: ProfileName[] = []
   for (const profile of chosen) {
     const record = manifest.profiles[profile]
     const dir = profileDir(ctx.home, profile)
@@ -380,7 +380,7 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
       if (readdirSync(join(ctx.home, '.agent-presets')).length === 0) rmSync(join(ctx.home, '.agent-presets'), { recursive: true, force: true })
       note(`-     removed the agent preset ${presetTarget(ctx.home)}`)
     }
-    delete manifest.profiles[profile]
+    uninstalled.push(profile)
     if (dshBin !== undefined && existsSync(dir)) {
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
       const dump = run(dshBin, args, { env: envFor(ctx), timeoutMs: 120_000 })
@@ -388,9 +388,12 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
       note(`ok    dsh ${args.join(' ')} composes without Shadow Context`)
     }
   }
-  if (Object.keys(manifest.profiles).length > 0) writeManifest(ctx.home, manifest)
-  else {
-    rmSync(manifestPath(ctx.home), { force: true })
+  // the record as it is now (another install may have added a profile since), without the ones taken out
+  const left = existsSync(manifestPath(ctx.home)) ? updateRecord(ctx.home, fresh => {
+    for (const profile of uninstalled) delete fresh.profiles[profile]
+    return Object.keys(fresh.profiles).length > 0
+  }) : { profiles: {} }
+  if (Object.keys(left.profiles).length === 0) {
     rmSync(offPatchPath(ctx.home), { force: true })
     rmSync(packageStash(ctx.home), { recursive: true, force: true })
   }
