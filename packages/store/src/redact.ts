@@ -185,19 +185,40 @@ function freeName(out: Record<string, unknown>, name: string, suffixes: Map<stri
   return `${name}#${n}`
 }
 
-/** Every string of a parsed document (keys too) with each piece replaced by its marker. */
-function withoutPieces(value: unknown, scrub: (text: string) => string): unknown {
-  if (typeof value === 'string') return scrub(value)
-  if (Array.isArray(value)) return value.map(item => withoutPieces(item, scrub))
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
-    const suffixes = new Map<string, number>()
-    for (const [key, item] of Object.entries(value)) {
-      out[freeName(out, scrub(key), suffixes)] = withoutPieces(item, scrub)
-    }
+/**
+ * A parsed document with every key through `key` and every string through `leaf` (given the key
+ * it sits under, undefined in an array), structure kept. A loop over a stack of its places, not
+ * a recursion: an event nested 1,900 deep (dsh still writes one up to ~4,000) overflowed the
+ * call stack, and the failed append was retried with every later row of its session behind it.
+ */
+function mapDocument(root: unknown, key: (text: string) => string, leaf: (text: string, under: string | undefined) => string): unknown {
+  type Container = Record<string | number, unknown>
+  // containers still to fill, each with the one it came from: strings and scalars are put in place at once
+  const stack: Array<{ source: unknown[] | Record<string, unknown>; out: Container }> = []
+  const mapped = (value: unknown, under: string | undefined): unknown => {
+    if (typeof value === 'string') return leaf(value, under)
+    if (typeof value !== 'object' || value === null) return value
+    // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
+    const out = (Array.isArray(value) ? Array.from({ length: value.length }) : Object.create(null)) as Container
+    stack.push({ source: value as unknown[] | Record<string, unknown>, out })
     return out
   }
-  return value
+  const result = mapped(root, undefined)
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { source, out } = next
+    if (Array.isArray(source)) {
+      for (let index = 0; index < source.length; index += 1) out[index] = mapped(source[index], undefined)
+      continue
+    }
+    const suffixes = new Map<string, number>()
+    for (const [name, item] of Object.entries(source)) out[freeName(out, key(name), suffixes)] = mapped(item, name)
+  }
+  return result
+}
+
+/** Every string of a parsed document (keys too) with each piece replaced by its marker. */
+function withoutPieces(value: unknown, scrub: (text: string) => string): unknown {
+  return mapDocument(value, scrub, scrub)
 }
 
 export class Redactor {
@@ -293,19 +314,8 @@ export class Redactor {
   }
 
   private value(value: unknown): unknown {
-    if (typeof value === 'string') return this.text(value)
-    if (Array.isArray(value)) return value.map(item => this.value(item))
-    if (typeof value === 'object' && value !== null) {
-      // null prototype: a "__proto__" key from JSON.parse stays an ordinary key
-      const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>
-      const suffixes = new Map<string, number>()
-      for (const [key, item] of Object.entries(value)) {
-        out[freeName(out, this.text(key), suffixes)] = this.builtins && typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key) && !item.startsWith('[REDACTED:') && !quotedIsNoSecret(item)
-          ? '[REDACTED:secret]'
-          : this.value(item)
-      }
-      return out
-    }
-    return value
+    return mapDocument(value, key => this.text(key), (item, under) => this.builtins && under !== undefined && item.length > 0 && SECRET_KEY.test(under) && !item.startsWith('[REDACTED:') && !quotedIsNoSecret(item)
+      ? '[REDACTED:secret]'
+      : this.text(item))
   }
 }

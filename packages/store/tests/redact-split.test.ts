@@ -88,6 +88,18 @@ describe('redactEventJson', () => {
     expect(fresh.scans).toBeLessThan(40)
   })
 
+  it('redacts an event nested as deep as dsh can write one (its walk is no recursion)', () => {
+    // 1,900 deep overflowed the call stack (JSON.stringify, which dsh writes its log with, goes
+    // to ~4,000): the append failed, and was retried with its session's later rows behind it
+    const depth = 3_500
+    const deep = `${'['.repeat(depth)}{"password":"hunter2deep","DB_PASSWORD=hunter2env":1}${']'.repeat(depth)}`
+    const json = `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b","deep":${deep}}]}}`
+    const out = redactEventJson(json, redactor)
+    expect(out).not.toContain('hunter2')
+    expect(out).toContain(`${'['.repeat(depth)}{"password":"[REDACTED:secret]","DB_PASSWORD=[REDACTED:secret]":1}`)
+    expect(redactEventJson(out, redactor)).toBe(out)
+  })
+
   it('redacts what it made to itself (found by a property test: a marker that begins a word, a value that is a name)', () => {
     const cases = [
       ['Bearerghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----', 'Bearer'],
