@@ -7,8 +7,9 @@
  * - The name must END in the secret word (an optional `_KEY`/`_KEY_BASE` is part of the word):
  *   `TOKEN_TTL`, `PASSWORD_MIN_LENGTH`, `DB_PASSWORD_FILE`, `passwordHash`, `max_tokens` are about
  *   secrets, not secrets. A name like `TOKEN_VALUE` is missed.
- * - `pwd` and `auth` count only after a prefix (`MYSQL_PWD`, `BASIC_AUTH`, `proxyAuth`): a bare
- *   `PWD=/home/…` is the working directory in every environment dump, a bare `auth:` mostly code.
+ * - `auth` counts only after a prefix (`BASIC_AUTH`, `proxyAuth`): a bare `auth:` is mostly code.
+ *   So does `pwd` (`MYSQL_PWD`), or bare (`Uid=sa;Pwd=…` in an ODBC connection string) with a
+ *   value that is no path: `PWD=/home/…` is the working directory in every environment dump.
  * - A quoted value is a secret (up to its closing quote, spaces included), unless it is a
  *   reference: `"${DB_PASSWORD}"`, `"$TOKEN"`, `"{{ .Values.password }}"`, `"%SECRET%"`.
  * - A bare value is a secret unless it reads as code: a call, index or generic (`getPassword()`,
@@ -62,6 +63,8 @@ export const SECRET_NAME_SOURCE = '(?:'
   + `(?:${alternatives([...WORDS.flatMap(lowerUpperForms), ...WORDS.flatMap(capForms)])})`
   + `|(?<=[A-Za-z0-9][_-])(?:${alternatives(PREFIXED.flatMap(lowerUpperForms))})`
   + `|(?<=[a-z0-9]|[A-Za-z0-9][_-])(?:${alternatives(PREFIXED.flatMap(capForms))})`
+  // a bare `Pwd=` is an ODBC connection string's password; a bare `PWD=/…` the working directory (BARE_PWD_PATH)
+  + '|(?<![A-Za-z0-9_$])(?<pwd>pwd|PWD|Pwd)'
   + `)${NAME_END}`
 
 /**
@@ -97,6 +100,27 @@ const MEMBER = new RegExp(String.raw`^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-
 const CASED_WORDS = /^(?:[a-z]+|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})+$|^[A-Z][a-z]{2,}$/
 const KEYWORDS = new Set(['true', 'false', 'null', 'none', 'nil', 'undefined', 'string', 'str', 'number', 'integer', 'int', 'float', 'double', 'bool', 'boolean', 'bytes', 'buffer', 'object', 'unknown', 'any', 'void', 'required', 'optional', 'nullable', 'inherit', 'redacted', 'masked', 'hidden', 'omitted'])
 const HOLDS_WORD = new RegExp(alternatives([...WORDS, ...PREFIXED].map(parts => parts.join('_?'))), 'i')
+
+/** A path, as the working directory a bare `PWD` names is. */
+const BARE_PWD_PATH = /^(?:[/~.]|[A-Za-z]:[\\/])/
+
+/** An HTTP header holding credentials, as a key of its own (`{"headers": {"Authorization": "Basic …"}}`). */
+const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/i
+
+/** Whether an assignment's value is no secret after all (`groups` of SECRET_ASSIGNMENT). */
+export function assignmentIsNoSecret(groups: Record<string, string | undefined>): boolean {
+  const value = groups['quoted'] ?? groups['secret']!
+  if (groups['pwd'] !== undefined && BARE_PWD_PATH.test(value)) return true
+  return groups['quoted'] !== undefined ? quotedIsNoSecret(value) : bareIsNoSecret(value)
+}
+
+/** Whether a string value under a JSON key is a secret: the key names one (or is an Authorization header), and the value is no reference (nor the path of a bare `PWD`). */
+export function secretUnderKey(key: string, value: string): boolean {
+  if (AUTHORIZATION_KEY.test(key)) return !quotedIsNoSecret(value)
+  const name = SECRET_KEY.exec(key)
+  if (name === null || quotedIsNoSecret(value)) return false
+  return name.groups?.['pwd'] === undefined || !BARE_PWD_PATH.test(value)
+}
 
 /** Whether a quoted value is no secret: a reference. */
 export function quotedIsNoSecret(value: string): boolean {

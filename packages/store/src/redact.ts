@@ -6,7 +6,7 @@
  */
 import { invalid } from './errors.ts'
 import { needleMatcher } from './pieces.ts'
-import { bareIsNoSecret, quotedIsNoSecret, SECRET_ASSIGNMENT, SECRET_KEY, SECRET_NAME_HINT } from './redact-names.ts'
+import { assignmentIsNoSecret, SECRET_ASSIGNMENT, SECRET_NAME_HINT, secretUnderKey } from './redact-names.ts'
 
 export interface RedactionOptions {
   /** Use the built-in detectors (provider API keys, tokens, private keys, secret assignments: redact-names.ts). Default true. */
@@ -48,7 +48,9 @@ export const BUILTINS: readonly Detector[] = [
   { kind: 'jwt', pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, hint: /eyJ/ },
   { kind: 'bearer', pattern: /\b[Bb]earer\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g, hint: /[Bb]earer/ },
   // a name ending in a secret word and its value (redact-names.ts: what counts, and why)
-  { kind: 'secret', pattern: SECRET_ASSIGNMENT, hint: SECRET_NAME_HINT, keep: groups => groups['quoted'] !== undefined ? quotedIsNoSecret(groups['quoted']) : bareIsNoSecret(groups['secret']!) },
+  { kind: 'secret', pattern: SECRET_ASSIGNMENT, hint: SECRET_NAME_HINT, keep: assignmentIsNoSecret },
+  // an HTTP header's credentials after their scheme (`-H 'Authorization: Basic dXNlcjpw…'`); Bearer is above
+  { kind: 'authorization', pattern: /\b(?:[Aa]uthorization|AUTHORIZATION)(?:\\{0,8}["'])?[ \t]*[:=][ \t]*(?:\\{0,8}["'])?(?:[Bb]asic|BASIC|[Tt]oken)[ \t]+(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/g, hint: /uthorization|UTHORIZATION/ },
   // scheme ≤ 32, user and password ≤ 1024 characters: each start looks a bounded way ahead
   { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]{1,1024}:(?<secret>[^\s/@]{3,1024})@/gi, hint: /:\/\// },
 ]
@@ -314,7 +316,7 @@ export class Redactor {
   }
 
   private value(value: unknown): unknown {
-    return mapDocument(value, key => this.text(key), (item, under) => this.builtins && under !== undefined && item.length > 0 && SECRET_KEY.test(under) && !item.startsWith('[REDACTED:') && !quotedIsNoSecret(item)
+    return mapDocument(value, key => this.text(key), (item, under) => this.builtins && under !== undefined && item.length > 0 && !item.startsWith('[REDACTED:') && secretUnderKey(under, item)
       ? '[REDACTED:secret]'
       : this.text(item))
   }

@@ -42,6 +42,8 @@ const SECRETS: ReadonlyArray<readonly [string, string]> = [
   ['PASSWORD=12345678', 'PASSWORD=*'],
   ['+ DB_PASSWORD=hunter2xyz ./migrate', '+ DB_PASSWORD=* ./migrate'],
   ['{"DB_PASSWORD":"hunter2xyz"}', '{"DB_PASSWORD":"*"}'],
+  ['Driver={ODBC};Server=db;Uid=sa;Pwd=Hunter2secret;', 'Driver={ODBC};Server=db;Uid=sa;Pwd=*;'],
+  ['PWD: hunter2xyz', 'PWD: *'],
   [String.raw`{\"jwtSecret\": \"hunter2xyz\"}`, String.raw`{\"jwtSecret\": \"*\"}`],
 ]
 
@@ -72,6 +74,8 @@ const NOT_SECRETS: readonly string[] = [
   'tokenizer: cl100k_base',
   'PWD=/work/wt/attack9',
   'OLDPWD=/home/me/project',
+  'pwd: ~/src/app',
+  'PWD=C:\\Users\\me',
   'auth: bearer123',
   'secret: inherit',
   'password: required',
@@ -90,18 +94,31 @@ describe('secret assignments', () => {
     expect(redactor.text(input)).toBe(input)
   })
 
+  it('redacts the credentials of an Authorization header, in text and as a JSON key', () => {
+    const cases = [
+      ["curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://api", "curl -H 'Authorization: Basic [REDACTED:authorization]' https://api"],
+      ['Authorization: token abcdef1234567', 'Authorization: token [REDACTED:authorization]'],
+      [String.raw`{\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\"}`, String.raw`{\"Authorization\": \"Basic [REDACTED:authorization]\"}`],
+      ['Authorization: Bearer abcdefghijklmnop1234', 'Authorization: Bearer [REDACTED:bearer]'],
+      ['the Authorization header is required', 'the Authorization header is required'],
+    ]
+    for (const [input, kept] of cases) expect(redactor.text(input!)).toBe(kept)
+    const headers = JSON.parse(redactor.json(JSON.stringify({ headers: { Authorization: 'Basic dXNlcjpwYXNzd29yZA==', 'proxy-authorization': 'Basic Zm9vOmJhcg==', Accept: 'application/json' } }))) as { headers: Record<string, string> }
+    expect(headers.headers).toEqual({ Authorization: '[REDACTED:secret]', 'proxy-authorization': '[REDACTED:secret]', Accept: 'application/json' })
+  })
+
   it('redacts a .env dump line by line, keeping its other settings', () => {
     const dump = ['NODE_ENV=production', 'PORT=8080', 'DB_HOST=db.internal', 'DB_PASSWORD=Tr0ub4dor&3', 'TOKEN_TTL=3600', 'JWT_SECRET="9f86d081884c7d659a2feaa0c55ad015"', 'PWD=/srv/app'].join('\n')
     expect(redactor.text(dump)).toBe(['NODE_ENV=production', 'PORT=8080', 'DB_HOST=db.internal', 'DB_PASSWORD=[REDACTED:secret]', 'TOKEN_TTL=3600', 'JWT_SECRET="[REDACTED:secret]"', 'PWD=/srv/app'].join('\n'))
   })
 
   it('takes string values under secret-named JSON keys in every spelling, references excepted', () => {
-    const out = JSON.parse(redactor.json(JSON.stringify({ DB_PASSWORD: 'hunter2xyz', jwtSecret: 'abc', 'x-api-key': 'k1', PGPASSWORD: 'p', ref: { password: '${DB_PASSWORD}' }, max_tokens: 'x', TOKEN_TTL: '3600' }))) as Record<string, unknown>
-    expect(out).toEqual({ DB_PASSWORD: '[REDACTED:secret]', jwtSecret: '[REDACTED:secret]', 'x-api-key': '[REDACTED:secret]', PGPASSWORD: '[REDACTED:secret]', ref: { password: '${DB_PASSWORD}' }, max_tokens: 'x', TOKEN_TTL: '3600' })
+    const out = JSON.parse(redactor.json(JSON.stringify({ DB_PASSWORD: 'hunter2xyz', jwtSecret: 'abc', 'x-api-key': 'k1', PGPASSWORD: 'p', ref: { password: '${DB_PASSWORD}' }, max_tokens: 'x', TOKEN_TTL: '3600', env: { PWD: '/srv/app', OLDPWD: '/srv' }, odbc: { Pwd: 'Hunter2' } }))) as Record<string, unknown>
+    expect(out).toEqual({ DB_PASSWORD: '[REDACTED:secret]', jwtSecret: '[REDACTED:secret]', 'x-api-key': '[REDACTED:secret]', PGPASSWORD: '[REDACTED:secret]', ref: { password: '${DB_PASSWORD}' }, max_tokens: 'x', TOKEN_TTL: '3600', env: { PWD: '/srv/app', OLDPWD: '/srv' }, odbc: { Pwd: '[REDACTED:secret]' } })
   })
 
   it('is idempotent over generated assignments, names, separators and values', () => {
-    const name = fc.constantFrom('DB_PASSWORD', 'password', 'jwtSecret', 'x-api-key', 'PGPASSWORD', 'MYSQL_PWD', 'PWD', 'TOKEN_TTL', 'basicAuth', 'auth', 'max_tokens', 'SECRET_KEY_BASE', 'Api-Key')
+    const name = fc.constantFrom('DB_PASSWORD', 'password', 'Pwd', 'Authorization', 'Authorization: Basic', 'jwtSecret', 'x-api-key', 'PGPASSWORD', 'MYSQL_PWD', 'PWD', 'TOKEN_TTL', 'basicAuth', 'auth', 'max_tokens', 'SECRET_KEY_BASE', 'Api-Key')
     const sep = fc.constantFrom('=', ': ', ' = ', ':=', ' => ', '\\":\\"', '":"', '=\'', ':\n  ')
     const value = fc.oneof(fc.constantFrom('getPassword()', 'string', 'process.env.X', '${X}', 'hunter2xyz', 'correct horse', '[REDACTED:secret]', 'userInput', '3600', 'a.b(', '"', "'", '\\'), fc.string({ maxLength: 14 }))
     const text = fc.array(fc.oneof(fc.tuple(name, sep, value).map(parts => parts.join('')), fc.constantFrom(' ', '\n', ',', '"', 'sk-')), { maxLength: 8 }).map(parts => parts.join(''))
@@ -125,7 +142,7 @@ describe('secret assignments', () => {
 
 describe('detector hints', () => {
   it('are in every match of their detector, and no match is shorter than the shortest scanned text', () => {
-    const piece = fc.constantFrom('sk-', 'ghp_', 'github_pat_', 'AKIA', 'ASIA', 'xoxb-', 'AIza', 'sk_live_', 'rk_test_', 'eyJ', '.', 'Bearer ', 'bearer\t', 'password', 'DB_PASSWORD', 'x_pwd', 'aAuth', 'Token', '=', ':', ' ', '"', '\\"', 'a://', 'b:', '@', 'ccc', 'A', '0', 'Z9', '_-', 'abcdefgh')
+    const piece = fc.constantFrom('Authorization: ', 'Basic ', 'token ', '\\"', 'sk-', 'ghp_', 'github_pat_', 'AKIA', 'ASIA', 'xoxb-', 'AIza', 'sk_live_', 'rk_test_', 'eyJ', '.', 'Bearer ', 'bearer\t', 'password', 'DB_PASSWORD', 'x_pwd', 'aAuth', 'Token', '=', ':', ' ', '"', '\\"', 'a://', 'b:', '@', 'ccc', 'A', '0', 'Z9', '_-', 'abcdefgh')
     const text = fc.array(piece, { maxLength: 24 }).map(parts => parts.join(''))
     fc.assert(fc.property(text, fc.nat(40), (input, repeat) => {
       const padded = input + 'a0'.repeat(repeat)

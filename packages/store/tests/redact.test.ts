@@ -18,6 +18,8 @@ const ADVERSARIAL: Record<string, (size: number) => string> = {
   'secret keyword runs': size => 'password '.repeat(size / 9),
   'escaped quotes after keywords': size => 'password\\\\\\"'.repeat(size / 12),
   'env-style names in every spelling': size => 'DB_PASSWORD=x dbPassword: x_pwd=proxyAuth:Api-Key='.repeat(size / 50),
+  'authorization headers without credentials': size => 'Authorization: Basic \\"'.repeat(size / 24),
+  'bare Pwd runs': size => 'Pwd=Pwd:'.repeat(size / 8),
   'closing brackets after a secret name': size => `DB_PASSWORD=${')'.repeat(size - 13)}a`,
   'a quoted value never closed': size => `password: "${'a b '.repeat(size / 4)}`,
   'member paths after a secret name': size => `token=${'a.'.repeat(size / 2)}(`,
