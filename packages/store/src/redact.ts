@@ -63,8 +63,12 @@ export const MIN_BUILTIN_CHARS = 10
 
 const KEY_BEGIN = /-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----/g
 const KEY_END = /-----END [A-Z ]{0,40}PRIVATE KEY-----/g
-/** The base64 body after a BEGIN line that has no END (output cut off mid-key). */
-const KEY_BODY = /[A-Za-z0-9+/=\r\n]*/y
+/**
+ * The base64 body after a BEGIN line that has no END (output cut off mid-key), its line breaks
+ * raw or escaped (`\n` in a JSON file shown as text: a service account's `private_key` cut off
+ * kept every line after its BEGIN).
+ */
+const KEY_BODY = /(?:[A-Za-z0-9+/=\r\n]|\\{1,8}[nr])*/y
 
 /**
  * PEM private key blocks, BEGIN to END, in one left-to-right pass. Once a BEGIN has no END after

@@ -101,6 +101,11 @@ describe('Redactor', () => {
     expect(out).not.toContain('b3BlbnNzaC1rZXkt')
     expect(out).not.toContain('NhAAAAAwEAAQAAAYEA')
     expect(out).toContain('[output truncated]')
+    // a JSON file shown as text: its line breaks are escapes
+    const account = String.raw`{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nggSjAgEAAoIBAQC7Zm9vYmFy\n` + '\n[output truncated]'
+    const cut = new Redactor({}).text(account)
+    expect(cut).toBe('{"type": "service_account", "private_key": "[REDACTED:private-key][output truncated]')
+    expect(new Redactor({}).text(JSON.stringify(account))).not.toContain('ggSjAgEAAoIBAQC7')
   })
 
   it('redacts a secret in JSON inside a JSON string (a tool call that writes a config file)', () => {
