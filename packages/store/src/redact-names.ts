@@ -13,7 +13,8 @@
  * - A quoted value is a secret (up to its closing quote, spaces included), unless it is a
  *   reference: `"${DB_PASSWORD}"`, `"$TOKEN"`, `"{{ .Values.password }}"`, `"%SECRET%"`.
  * - A bare value is a secret unless it reads as code: a call, index or generic (`getPassword()`,
- *   `os.environ[`, `Option<String>`), a member path (`process.env.DB_PASSWORD`, `settings.SECRET`),
+ *   `os.environ[`, `Option<String>`), a member path of names without inner digits (`process.env.X`,
+ *   `settings.SECRET`; a dotted token such as a Discord bot token has them),
  *   a reference (`$TOKEN`), a type or keyword (`string`, `undefined`, `required`), a camelCase or
  *   PascalCase word (`userInput`, `SecretStr`), or a name holding a secret word itself
  *   (`password=password`, `token=auth_token`). So a letters-only camelCase password (`letMeIn`)
@@ -91,11 +92,17 @@ export const SECRET_ASSIGNMENT = new RegExp(
 
 /** A value that points at a secret instead of holding it. */
 const REFERENCE = /^(?:\$\{?[A-Za-z_]\w*\}?|\$?\{\{[^{}]*\}\}|%[A-Za-z_]\w*%)$/
-const PATH = String.raw`[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*`
+/**
+ * One name of a path as code spells it: letters, with at most 3 digits at its end (`db2`, `v1`).
+ * Digits inside (`MTk4NjIy…`, `Cl2FMQ`) are a token's: a Discord bot token is three dotted
+ * base64 runs, and was kept as a member path.
+ */
+const NAME = String.raw`[A-Za-z_$][A-Za-z_$]{0,63}[0-9]{0,3}`
+const PATH = String.raw`${NAME}(?:(?:\.|::|->|\?\.)${NAME})*`
 /** A call, index, generic or type expression: a name or member path followed by one of `(<[!?|`. */
 const CALL_OR_TYPE = new RegExp(String.raw`^${PATH}[(<[!?|]`)
 /** A member path of two names or more. */
-const MEMBER = new RegExp(String.raw`^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)+$`)
+const MEMBER = new RegExp(String.raw`^${NAME}(?:(?:\.|::|->|\?\.)${NAME})+$`)
 /** camelCase or PascalCase words, each hump at least three letters (random mixed case rarely is). */
 const CASED_WORDS = /^(?:[a-z]+|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})+$|^[A-Z][a-z]{2,}$/
 const KEYWORDS = new Set(['true', 'false', 'null', 'none', 'nil', 'undefined', 'string', 'str', 'number', 'integer', 'int', 'float', 'double', 'bool', 'boolean', 'bytes', 'buffer', 'object', 'unknown', 'any', 'void', 'required', 'optional', 'nullable', 'inherit', 'redacted', 'masked', 'hidden', 'omitted'])
