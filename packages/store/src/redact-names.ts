@@ -17,7 +17,7 @@
  *   `settings.SECRET`; a dotted token such as a Discord bot token has them),
  *   a reference (`$TOKEN`), a type or keyword (`string`, `undefined`, `required`), a camelCase or
  *   PascalCase word (`userInput`, `SecretStr`), or a name holding a secret word itself
- *   (`password=password`, `token=auth_token`). So a letters-only camelCase password (`letMeIn`)
+ *   (`password=password`, `token=auth_token`). So a letters-only camelCase password (`correctHorse`)
  *   stays; an all-lowercase one (`changeme`) or any with a digit or symbol (`hunter2xyz`) goes.
  * - Values shorter than 6 characters stay (short numbers such as `3600`, `true`, `None`).
  */
