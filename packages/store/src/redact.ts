@@ -56,8 +56,8 @@ export const BUILTINS: readonly Detector[] = [
 ]
 
 /**
- * The shortest text any built-in detector matches (`a://b:pwd@`, 10 characters; a secret
- * assignment is at least 12, every token shape longer): a shorter string is not looked at.
+ * The shortest text any built-in detector matches (`a://b:pwd@` and `Pwd=abcdef`, 10 characters;
+ * every token shape is longer): a shorter string is not looked at.
  */
 export const MIN_BUILTIN_CHARS = 10
 
