@@ -4,11 +4,12 @@
  * `<home>/shadow-context/install.json`, so uninstall reverts exactly that and nothing else.
  */
 import { createHash } from 'node:crypto'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
+import { updateRecord } from './install-record.ts'
 import {
   brokenBlock, failureOf, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetAction, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
@@ -100,11 +101,6 @@ function stashTarball(ctx: SetupContext, given: string | undefined): { path: str
   return { path: target, version: match[1]! }
 }
 
-function writeManifest(home: string, manifest: InstallManifest): void {
-  mkdirSync(join(home, 'shadow-context'), { recursive: true })
-  writeFileSync(manifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`)
-}
-
 /**
  * Profiles with any trace of an install: the record, the package, or our rows in the patch (the
  * package removed by hand with `dsh plugin remove` leaves rows that stop dsh from booting).
@@ -136,11 +132,40 @@ export function folderHash(folder: string): string {
   return hash.digest('hex')
 }
 
+/** Whether two paths hold the same: files by content, folders by `folderHash`; anything else, or a file against a folder, never. */
+function sameEntry(a: string, b: string): boolean {
+  const [left, right] = [lstatSync(a, { throwIfNoEntry: false }), lstatSync(b, { throwIfNoEntry: false })]
+  if (left === undefined || right === undefined) return false
+  if (left.isFile() && right.isFile()) return sha(a) === sha(b)
+  if (left.isDirectory() && right.isDirectory()) return folderHash(a) === folderHash(b)
+  return false
+}
+
 /** The preset folder holds exactly the installed package's preset files. */
 function presetIsOurs(home: string, profile: string): boolean {
   const source = presetSource(profile)
   const target = presetTarget(home)
-  return existsSync(source) && existsSync(target) && readdirSync(source).every(name => existsSync(join(target, name)) && sha(join(target, name)) === sha(join(source, name)))
+  return existsSync(source) && lstatSync(target, { throwIfNoEntry: false })?.isDirectory() === true && readdirSync(source).every(name => sameEntry(join(target, name), join(source, name)))
+}
+
+/**
+ * Why the preset folder cannot be installed over or read by dsh, if it cannot: it is a file, or a
+ * file the package's preset has (or dsh reads, `agent.cordis.yml`) is a folder there. Reading such
+ * a folder as a file threw EISDIR from the ownership check, exit 1, with nothing said of where.
+ */
+function presetObstacle(home: string, profile: string): string | undefined {
+  const target = presetTarget(home)
+  const stat = lstatSync(target, { throwIfNoEntry: false })
+  if (stat === undefined) return undefined
+  if (!stat.isDirectory()) return `${target} is not a folder`
+  const source = presetSource(profile)
+  const names = new Set(['agent.cordis.yml', ...(existsSync(source) ? readdirSync(source) : [])])
+  for (const name of [...names].toSorted()) {
+    const shipped = lstatSync(join(source, name), { throwIfNoEntry: false })
+    const found = lstatSync(join(target, name), { throwIfNoEntry: false })
+    if (found !== undefined && found.isDirectory() && shipped?.isDirectory() !== true) return `${join(target, name)} is a folder where the preset has a file`
+  }
+  return undefined
 }
 
 const OFF_PATCH = [
@@ -172,6 +197,8 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   if (broken !== undefined) throw new CliError(`${patch}: ${broken}; nothing was changed. Put the end line back (or delete the block), then run install again`, EXIT.usage)
   const shape = patchShape(withoutBlock(withoutBlock(before, ROWS_BLOCK), HMR_BLOCK))
   if (shape === 'other') throw new CliError(`${patch} is not a YAML list of patch entries (a \`- …\` item per line), so its rows cannot be merged; nothing was changed. Make it a block list, then run install again`, EXIT.usage)
+  const obstacle = profile === 'web' ? presetObstacle(ctx.home, dir) : undefined
+  if (obstacle !== undefined) throw new CliError(`${obstacle}; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
   if (profile === 'web' && existsSync(presetTarget(ctx.home)) && !(previous?.presetCopied ?? false) && !presetIsOurs(ctx.home, dir)) {
     throw new CliError(`${presetTarget(ctx.home)} exists and is not the one install copied; nothing was changed. Move it away (or delete it), then run install again`, EXIT.usage)
   }
@@ -243,8 +270,11 @@ export function install(ctx: SetupContext, profile: ProfileName, options: { read
   }
 
   const record: ProfileRecord = { tarball: tarball.path, sha: tarballSha, version: tarball.version, hmrBefore, hmrPinned, presetCopied, ...(presetHash === undefined ? {} : { presetHash }) }
-  manifest.profiles[profile] = record
-  writeManifest(ctx.home, manifest)
+  // the record as it is now: another install may have written its profile's since this one read it
+  updateRecord(ctx.home, fresh => {
+    fresh.profiles[profile] = record
+    return true
+  })
   if (ctx.output.json) ctx.output.out(JSON.stringify({ profile, home: ctx.home, changes, checks }))
   else ctx.output.out(profile === 'headless'
     ? 'done: every `dsh --profile headless` session now runs Shadow Context. Try it offline: dsh-shadow try'
@@ -277,7 +307,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
     checks.push(hasBlock(patch, ROWS_BLOCK) && hasBlock(patch, HMR_BLOCK) ? { check: `${profile}: patch`, ok: true, detail: `${patchPath(ctx.home, profile)} has our rows and the hmr row` } : { check: `${profile}: patch`, ok: false, detail: `${patchPath(ctx.home, profile)} lacks ${hasBlock(patch, ROWS_BLOCK) ? 'the hmr row' : 'the Shadow Context rows'}`, fix })
     if (profile === 'web') {
       const preset = join(presetTarget(ctx.home), 'agent.cordis.yml')
-      checks.push(existsSync(preset) ? { check: 'web: preset', ok: true, detail: presetTarget(ctx.home) } : { check: 'web: preset', ok: false, detail: `no agent preset at ${presetTarget(ctx.home)} (new sessions would fail with agent-preset-not-found)`, fix })
+      checks.push(statSync(preset, { throwIfNoEntry: false })?.isFile() === true ? { check: 'web: preset', ok: true, detail: presetTarget(ctx.home) } : { check: 'web: preset', ok: false, detail: `no agent preset at ${presetTarget(ctx.home)} (new sessions would fail with agent-preset-not-found)`, fix })
     }
     if (launcherOk && pkg !== undefined) {
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
@@ -321,6 +351,7 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
   }
   if (chosen.length === 0) note(`=     Shadow Context is not installed in any profile of ${ctx.home}`)
   const dshBin = which('dsh', envFor(ctx))
+  const uninstalled: ProfileName[] = []
   for (const profile of chosen) {
     const record = manifest.profiles[profile]
     const dir = profileDir(ctx.home, profile)
@@ -352,7 +383,7 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
       if (readdirSync(join(ctx.home, '.agent-presets')).length === 0) rmSync(join(ctx.home, '.agent-presets'), { recursive: true, force: true })
       note(`-     removed the agent preset ${presetTarget(ctx.home)}`)
     }
-    delete manifest.profiles[profile]
+    uninstalled.push(profile)
     if (dshBin !== undefined && existsSync(dir)) {
       const args = profile === 'web' ? ['web', '--dump-config'] : ['--profile', profile, '--dump-config']
       const dump = run(dshBin, args, { env: envFor(ctx), timeoutMs: 120_000 })
@@ -360,9 +391,12 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
       note(`ok    dsh ${args.join(' ')} composes without Shadow Context`)
     }
   }
-  if (Object.keys(manifest.profiles).length > 0) writeManifest(ctx.home, manifest)
-  else {
-    rmSync(manifestPath(ctx.home), { force: true })
+  // the record as it is now (another install may have added a profile since), without the ones taken out
+  const left = existsSync(manifestPath(ctx.home)) ? updateRecord(ctx.home, fresh => {
+    for (const profile of uninstalled) delete fresh.profiles[profile]
+    return Object.keys(fresh.profiles).length > 0
+  }) : { profiles: {} }
+  if (Object.keys(left.profiles).length === 0) {
     rmSync(offPatchPath(ctx.home), { force: true })
     rmSync(packageStash(ctx.home), { recursive: true, force: true })
   }

@@ -156,6 +156,41 @@ describe('profile patch blocks', () => {
     }
   })
 
+  it('refuses a web install where a preset file is a folder, or the preset folder a file, before it changes anything', async () => {
+    // the ownership check read the folder as a file: EISDIR, exit 1, and no word of which path
+    const record = (presetCopied: boolean): string => JSON.stringify({ profiles: { web: { tarball: '/x/dsh-shadow-context-0.1.0.tgz', sha: 'a', version: '0.1.0', hmrBefore: null, hmrPinned: false, presetCopied } } })
+    const cases = [
+      { name: 'a folder for agent.cordis.yml', record: undefined, make: (preset: string) => mkdirSync(join(preset, 'agent.cordis.yml'), { recursive: true }), says: /shadow-context\/agent\.cordis\.yml is a folder where the preset has a file; nothing was changed/ },
+      { name: 'a folder for a shipped file, copied before', record: record(true), make: (preset: string) => mkdirSync(join(preset, 'README.md'), { recursive: true }), says: /shadow-context\/README\.md is a folder where the preset has a file; nothing was changed/ },
+      { name: 'a file for the preset folder', record: record(true), make: (preset: string) => writeFileSync(preset, '# not a folder\n'), says: /agent-presets\/shadow-context is not a folder; nothing was changed/ },
+    ]
+    for (const { name, record: recorded, make, says } of cases) {
+      const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-dir-'))
+      try {
+        // the installed package's preset, as dsh plugin add leaves it in the profile
+        const shipped = join(home, 'profiles', 'web', 'node_modules', 'dsh-shadow-context', 'presets', 'shadow-context')
+        mkdirSync(shipped, { recursive: true })
+        writeFileSync(join(shipped, 'agent.cordis.yml'), '# preset\n')
+        writeFileSync(join(shipped, 'README.md'), '# readme\n')
+        writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), DSH_HEADER)
+        if (recorded !== undefined) {
+          mkdirSync(join(home, 'shadow-context'), { recursive: true })
+          writeFileSync(join(home, 'shadow-context', 'install.json'), recorded)
+        }
+        mkdirSync(join(home, '.agent-presets'), { recursive: true })
+        make(join(home, '.agent-presets', 'shadow-context'))
+        const before = homeTree(home)
+        let stderr = ''
+        const code = await runCli(['install', '--profile', 'web', '--dsh-home', home], { stdout: () => undefined, stderr: text => void (stderr += text), stderrIsTTY: false })
+        expect(stderr, name).toMatch(says)
+        expect(code, name).toBe(2)
+        expect(homeTree(home), name).toEqual(before)
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+      }
+    }
+  })
+
   it('refuses an install record it cannot read (cut short, or not its shape) before it changes anything', async () => {
     // read as no record at all, install went on: it took our own pinned hmr for the user's and
     // forgot it had copied the preset (uninstall then left it); a record of the wrong shape threw a

@@ -62,9 +62,10 @@ const REDACT_META = 'redact'
 /**
  * What a redaction of stored rows takes out, as a number: 2 also takes a secret out of the event
  * JSON when its name and value sit in two content blocks (redactEventJson); 3 a `name: value`
- * whose quotes are escaped (JSON inside a JSON string: a tool call writing a config file).
+ * whose quotes are escaped (JSON inside a JSON string: a tool call writing a config file); 4 an
+ * env-style name ending in a secret word (`DB_PASSWORD=…`, `jwtSecret: "…"`: redact-names.ts).
  */
-const REDACTION_VERSION = 3
+const REDACTION_VERSION = 4
 const REDACTION_VERSION_META = 'redaction_version'
 
 function savedRedactor(saved: string | undefined): Redactor | undefined {

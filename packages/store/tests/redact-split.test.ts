@@ -3,13 +3,13 @@
  * newline and is redacted whole, so the stored event JSON must not keep the value either (read
  * returns it). Both backends; a store written before this redaction is redacted again on open.
  */
-import { DatabaseSync } from 'node:sqlite'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Redactor } from '../src/redact.ts'
 import { redactEventJson, rowFromCaptured, ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
-import { TARGETS, type PostgresTarget } from './targets.ts'
+import { asRedactedBy, metaOf, setMeta } from './meta.ts'
+import { TARGETS } from './targets.ts'
 
 const SECRET = 'Zebra-Horse-Battery-77'
 
@@ -70,6 +70,34 @@ describe('redactEventJson', () => {
     expect(out[8_000]!.text).toBe(`${'A'.repeat(200_000)}[REDACTED:secret]`)
     // longest wins where values overlap: AAAAAA111 then 'x' (AAAAAA1, AAAAAA11 are values too)
     expect(out[8_001]!.text).toBe('keep [REDACTED:secret] and [REDACTED:secret] and [REDACTED:secret]x')
+  })
+
+  it('scans only the strings of an event that can hold a secret: 400,000 one-character blocks', () => {
+    // every detector ran on each of the event's 1.2 million strings (keys too): 2.2-3.1 s
+    const content = Array.from({ length: 400_000 }, (_, index) => ({ type: 'text', text: String(index % 10) }))
+    content[1_000] = { type: 'text', text: 'DB_PASSWORD=hunter2xyz' }
+    content[2_000] = { type: 'text', text: `token ghp_${'a'.repeat(36)}` }
+    const json = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content } })
+    const fresh = new Redactor({})
+    const out = JSON.parse(redactEventJson(json, fresh)).data.content as Array<{ type: string; text: string }>
+    expect(out).toHaveLength(400_000)
+    expect(out[1_000]!.text).toBe('DB_PASSWORD=[REDACTED:secret]')
+    expect(out[2_000]!.text).toBe('token [REDACTED:github-token]')
+    expect(out.filter((block, index) => index !== 1_000 && index !== 2_000 && (block.type !== 'text' || block.text !== String(index % 10)))).toEqual([])
+    // the text the event renders to (one scan per detector with a hint in it) and the two blocks
+    expect(fresh.scans).toBeLessThan(40)
+  })
+
+  it('redacts an event nested as deep as dsh can write one (its walk is no recursion)', () => {
+    // 1,900 deep overflowed the call stack (JSON.stringify, which dsh writes its log with, goes
+    // to ~4,000): the append failed, and was retried with its session's later rows behind it
+    const depth = 3_500
+    const deep = `${'['.repeat(depth)}{"password":"hunter2deep","DB_PASSWORD=hunter2env":1}${']'.repeat(depth)}`
+    const json = `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b","deep":${deep}}]}}`
+    const out = redactEventJson(json, redactor)
+    expect(out).not.toContain('hunter2')
+    expect(out).toContain(`${'['.repeat(depth)}{"password":"[REDACTED:secret]","DB_PASSWORD=[REDACTED:secret]":1}`)
+    expect(redactEventJson(out, redactor)).toBe(out)
   })
 
   it('redacts what it made to itself (found by a property test: a marker that begins a word, a value that is a name)', () => {
@@ -152,7 +180,7 @@ describe.each(TARGETS)('a secret split across content blocks on $name', target =
     expect(await store.integrityCheck()).toEqual([])
     await store.close()
     // once redacted again, a later open does not pass over the rows again
-    expect(await metaOf(target, location, 'redaction_version')).toBe('3')
+    expect(await metaOf(target, location, 'redaction_version')).toBe('4')
   })
 
   it('a store redacted by version 2 is redacted again for secrets in JSON inside JSON strings', async () => {
@@ -163,9 +191,7 @@ describe.each(TARGETS)('a secret split across content blocks on $name', target =
     await plain.append([message('v2', 0, text, { eventType: 'assistant/message', role: 'assistant', eventJson: JSON.stringify({ type: 'assistant/message', seq: 0, data: { message: { content: [{ type: 'tool-call', id: 'c1', name: 'write', arguments: args }] } } }) })])
     await plain.close()
     // as version 2 left it: its redaction did not see the escaped quotes
-    await setMeta(target, location, 'redact', '{}')
-    await setMeta(target, location, 'redaction_version', '2')
-    await setMeta(target, location, 'row_hash', 'stored')
+    await asRedactedBy(target, location, 2)
     const store = await ShadowStore.open(location, { redact: {} })
     const [stored] = await store.read({ sessionId: 'v2' })
     expect(stored!.text).not.toContain('hunter2nested')
@@ -191,26 +217,3 @@ describe.each(TARGETS)('a secret split across content blocks on $name', target =
     await store.close()
   })
 })
-
-async function setMeta(target: (typeof TARGETS)[number], location: string, key: string, value: string): Promise<void> {
-  if (target.name === 'sqlite') {
-    const db = new DatabaseSync(location)
-    db.prepare('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)').run(key, value)
-    db.close()
-    return
-  }
-  const schema = new URL(location).searchParams.get('schema')!
-  await (target as PostgresTarget).sql(`INSERT INTO "${schema}".meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, value])
-}
-
-async function metaOf(target: (typeof TARGETS)[number], location: string, key: string): Promise<string | undefined> {
-  if (target.name === 'sqlite') {
-    const db = new DatabaseSync(location)
-    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined
-    db.close()
-    return row?.value
-  }
-  const schema = new URL(location).searchParams.get('schema')!
-  const rows = await (target as PostgresTarget).sql(`SELECT value FROM "${schema}".meta WHERE key = $1`, [key])
-  return rows[0]?.['value'] as string | undefined
-}

@@ -17,6 +17,13 @@ const ADVERSARIAL: Record<string, (size: number) => string> = {
   'bearer runs': size => 'Bearer '.repeat(size / 7),
   'secret keyword runs': size => 'password '.repeat(size / 9),
   'escaped quotes after keywords': size => 'password\\\\\\"'.repeat(size / 12),
+  'env-style names in every spelling': size => 'DB_PASSWORD=x dbPassword: x_pwd=proxyAuth:Api-Key='.repeat(size / 50),
+  'authorization headers without credentials': size => 'Authorization: Basic \\"'.repeat(size / 24),
+  'bare Pwd runs': size => 'Pwd=Pwd:'.repeat(size / 8),
+  'closing brackets after a secret name': size => `DB_PASSWORD=${')'.repeat(size - 13)}a`,
+  'a quoted value never closed': size => `password: "${'a b '.repeat(size / 4)}`,
+  'member paths after a secret name': size => `token=${'a.'.repeat(size / 2)}(`,
+  'camel humps after a secret name': size => `token=${'Abc'.repeat(size / 3)}x`,
   'api key prefix runs': size => 'sk-a '.repeat(size / 5),
   'spaces after keywords': size => `password${' '.repeat(size / 2)}Bearer${' '.repeat(size / 2)}`,
   'seeded mix of pattern fragments': size => {
@@ -94,6 +101,11 @@ describe('Redactor', () => {
     expect(out).not.toContain('b3BlbnNzaC1rZXkt')
     expect(out).not.toContain('NhAAAAAwEAAQAAAYEA')
     expect(out).toContain('[output truncated]')
+    // a JSON file shown as text: its line breaks are escapes
+    const account = String.raw`{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nggSjAgEAAoIBAQC7Zm9vYmFy\n` + '\n[output truncated]'
+    const cut = new Redactor({}).text(account)
+    expect(cut).toBe('{"type": "service_account", "private_key": "[REDACTED:private-key][output truncated]')
+    expect(new Redactor({}).text(JSON.stringify(account))).not.toContain('ggSjAgEAAoIBAQC7')
   })
 
   it('redacts a secret in JSON inside a JSON string (a tool call that writes a config file)', () => {

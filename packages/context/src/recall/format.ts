@@ -182,7 +182,16 @@ export function renderTranscript(messages: readonly ShadowMessage[], startIndex:
     // Too big for what is left: show what fits and continue inside this message next time.
     // the cut notice is part of the page: its room comes off what is shown
     const notice = `\n[… ${remaining} more characters of ${message.shadowId}]`.length
-    const take = charBoundary(text, offset + Math.max(floor.take, room - notice)) - offset
+    // the floor can reach past the end (one character left, room for none): then it is the rest,
+    // shown whole; a notice of what remains would say -1 more characters
+    const take = Math.min(remaining, charBoundary(text, offset + Math.max(floor.take, room - notice)) - offset)
+    if (take === remaining) {
+      parts.push(`${head}\n${text.slice(offset)}`)
+      used += joint + head.length + 1 + remaining
+      index += 1
+      offset = 0
+      break
+    }
     parts.push(`${head}\n${text.slice(offset, offset + take)}\n[… ${remaining - take} more characters of ${message.shadowId}]`)
     used += joint + head.length + 1 + take
     offset += take
