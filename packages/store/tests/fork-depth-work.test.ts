@@ -6,48 +6,16 @@
  * the write-ahead check asked every ancestor for every seq below its fork point: at 5,000 deep a
  * search took 4-8 s and the check over 1,000 seqs 15-39 s.
  */
-import { StatementSync } from 'node:sqlite'
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
+import { measured as measuredWork, restoreDrivers } from './work.ts'
 
-/** Statements run and SQL characters sent while `work` runs (SQLite executions, PostgreSQL queries). */
-interface Work { statements: number; sqlChars: number }
-const counting: { current: Work | undefined } = { current: undefined }
-const patched: Array<() => void> = []
-
-function patch(target: object, method: string, sqlOf: (self: unknown, args: unknown[]) => string | undefined): void {
-  const host = target as Record<string, (...args: unknown[]) => unknown>
-  const original = host[method]!
-  host[method] = function (this: unknown, ...args: unknown[]) {
-    const sql = sqlOf(this, args)
-    if (counting.current !== undefined && sql !== undefined) {
-      counting.current.statements += 1
-      counting.current.sqlChars += sql.length
-    }
-    return original.apply(this, args)
-  }
-  patched.push(() => { host[method] = original })
-}
-
-for (const method of ['all', 'get', 'run', 'iterate']) patch(StatementSync.prototype, method, self => (self as StatementSync).sourceSQL)
-patch(pg.Client.prototype, 'query', (_self, args) => {
-  const first = args[0]
-  return typeof first === 'string' ? first : typeof (first as { text?: unknown } | undefined)?.text === 'string' ? (first as { text: string }).text : undefined
-})
-
-async function measured(work: () => Promise<unknown>): Promise<Work> {
-  await work() // warm: statement caches, pool connections, statistics
-  const done: Work = { statements: 0, sqlChars: 0 }
-  counting.current = done
-  try {
-    await work()
-  } finally {
-    counting.current = undefined
-  }
-  return done
+/** What must not grow with the depth: statements sent and their SQL text (the bounds' one parameter does grow). */
+async function measured(run: () => Promise<unknown>): Promise<{ statements: number; sqlChars: number }> {
+  const { statements, sqlChars } = await measuredWork(run)
+  return { statements, sqlChars }
 }
 
 describe.each(TARGETS)('the work of a deep fork chain $name', target => {
@@ -55,10 +23,9 @@ describe.each(TARGETS)('the work of a deep fork chain $name', target => {
   afterAll(async () => {
     await target.teardown()
   })
-  afterEach(() => { counting.current = undefined })
 
   /** Per operation, the work it does on the newest session of a chain `depth` forks deep (each fork one row). */
-  async function workAt(depth: number): Promise<Record<string, Work>> {
+  async function workAt(depth: number): Promise<Record<string, { statements: number; sqlChars: number }>> {
     const store = await ShadowStore.open(target.location())
     try {
       for (let index = 0; index < depth; index += 1) {
@@ -68,7 +35,7 @@ describe.each(TARGETS)('the work of a deep fork chain $name', target => {
       const leaf = `w${depth - 1}`
       const seqs = Array.from({ length: 30 }, (_, seq) => seq)
       const hashes = new Map((await store.read({ sessionId: leaf }, { limit: 1_000 })).map(row => [row.seq, row.hash]))
-      const work: Record<string, Work> = {}
+      const work: Record<string, { statements: number; sqlChars: number }> = {}
       work['lineage'] = await measured(() => store.lineage(leaf))
       work['search'] = await measured(() => store.search('quartzite', { sessionId: leaf }))
       work['read whole'] = await measured(() => store.read({ sessionId: leaf }, { limit: 1_000 }))
@@ -121,4 +88,4 @@ describe.each(TARGETS)('the work of a deep fork chain $name', target => {
   }, 120_000)
 })
 
-afterAll(() => { for (const undo of patched) undo() })
+afterAll(restoreDrivers)

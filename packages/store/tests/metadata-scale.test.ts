@@ -7,10 +7,10 @@
 import { DatabaseSync } from 'node:sqlite'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import pg from 'pg'
 import { ShadowStore } from '../src/index.ts'
 import { tempDir } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
+import { counted, restoreDrivers } from './work.ts'
 
 const DAY = 86_400_000
 const BASE = Date.UTC(2026, 0, 1)
@@ -63,35 +63,13 @@ async function seconds(run: () => Promise<unknown>): Promise<number> {
 }
 
 /** A first retention pass over seedSessions' `count` checkpoints: every one expires, quickly (a generous guard), once. */
-/** Write transactions begun while `run` runs (SQLite `BEGIN IMMEDIATE`, PostgreSQL `BEGIN`). */
-async function writeTransactions(run: () => Promise<unknown>): Promise<number> {
-  let begun = 0
-  const exec = DatabaseSync.prototype.exec
-  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
-  DatabaseSync.prototype.exec = function (this: DatabaseSync, sql: string) {
-    if (/^\s*BEGIN IMMEDIATE\b/i.test(sql)) begun += 1
-    return exec.call(this, sql)
-  }
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (typeof args[0] === 'string' && /^\s*BEGIN\b/i.test(args[0])) begun += 1
-    return query.apply(this, args)
-  } as typeof pg.Client.prototype.query
-  try {
-    await run()
-  } finally {
-    DatabaseSync.prototype.exec = exec
-    pg.Client.prototype.query = query as typeof pg.Client.prototype.query
-  }
-  return begun
-}
-
 async function expectFirstPass(store: ShadowStore, count: number): Promise<void> {
   const policy = { maxAgeMs: DAY, now: BASE + 2 * DAY }
   const dry = await store.gc({ ...policy, dryRun: true })
   let report: Awaited<ReturnType<ShadowStore['gc']>> | undefined
   // the work, not the time (7 s at load 4 on 2 cores, 1 s idle): a transaction per checkpoint was
   // `count` of them (8.3 s for 40k idle); batches of a few hundred are count / 256 or so
-  const begun = await writeTransactions(async () => { report = await store.gc(policy) })
+  const begun = (await counted(async () => { report = await store.gc(policy) })).writeTransactions
   expect(begun).toBeGreaterThan(0)
   expect(begun).toBeLessThan(count / 100)
   expect([report!.expired.length, report!.rows, report!.bytes]).toEqual([count, count, dry.bytes])
@@ -229,3 +207,5 @@ describe('the fork index of a SQLite file made without it', () => {
     expect(indexes()).toEqual(['sessions_parent'])
   })
 })
+
+afterAll(restoreDrivers)

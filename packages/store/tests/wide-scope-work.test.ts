@@ -6,86 +6,16 @@
  * as one parameter, and SQLite's whole-store check bound them again: at 50k sessions a workspace
  * search took 0.3-0.6 s, at 200k 2.4 s.
  */
-import { StatementSync } from 'node:sqlite'
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
+import { measured as measuredWork, restoreDrivers, type Work } from './work.ts'
 
-/** Statements run, characters of the parameters bound to them, rows they returned. */
-interface Work { statements: number; paramChars: number; rows: number }
-const counting: { current: Work | undefined } = { current: undefined }
-const patched: Array<() => void> = []
-
-/** A parameter's size: a string's or a list's length (a list of ids grows with them); a number is one (its digits are not work). */
-function size(value: unknown): number {
-  if (value === null || value === undefined) return 0
-  if (typeof value === 'string') return value.length
-  if (value instanceof Uint8Array) return value.byteLength
-  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + size(item), 0)
-  return 1
-}
-
-function patch(target: object, method: string, paramsOf: (args: unknown[]) => unknown[] | undefined, rowsOf: (result: unknown) => number): void {
-  const host = target as Record<string, (...args: unknown[]) => unknown>
-  const original = host[method]!
-  host[method] = function (this: unknown, ...args: unknown[]) {
-    const work = counting.current
-    const params = paramsOf(args)
-    if (work !== undefined && params !== undefined) {
-      work.statements += 1
-      work.paramChars += size(params)
-    }
-    const result = original.apply(this, args)
-    if (work !== undefined && params !== undefined) {
-      work.rows += rowsOf(result)
-    }
-    return result
-  }
-  patched.push(() => { host[method] = original })
-}
-
-for (const method of ['all', 'get', 'run']) {
-  patch(StatementSync.prototype, method, args => args, result => (Array.isArray(result) ? result.length : result === undefined ? 0 : 1))
-}
-{
-  // a pool passes a callback (the rows come to it); a client called directly returns a promise
-  const host = pg.Client.prototype as unknown as Record<string, (...args: unknown[]) => unknown>
-  const original = host['query']!
-  host['query'] = function (this: unknown, ...args: unknown[]) {
-    const work = counting.current
-    if (work === undefined) return original.apply(this, args)
-    const first = args[0] as { values?: unknown[] } | string | undefined
-    work.statements += 1
-    work.paramChars += size(typeof first === 'string' ? args[1] : first?.values)
-    const last = args.at(-1)
-    if (typeof last === 'function') {
-      args[args.length - 1] = (error: unknown, result: { rows?: unknown[] } | undefined) => {
-        work.rows += result?.rows?.length ?? 0
-        return (last as (...a: unknown[]) => unknown)(error, result)
-      }
-      return original.apply(this, args)
-    }
-    const result = original.apply(this, args)
-    if (typeof (result as { then?: unknown } | undefined)?.then === 'function') {
-      void (result as Promise<{ rows?: unknown[] } | undefined>).then(answer => { work.rows += answer?.rows?.length ?? 0 }, () => {})
-    }
-    return result
-  }
-  patched.push(() => { host['query'] = original })
-}
-
-async function measured(work: () => Promise<unknown>): Promise<Work> {
-  await work() // warm: statement caches, pool connections
-  const done: Work = { statements: 0, paramChars: 0, rows: 0 }
-  counting.current = done
-  try {
-    await work()
-  } finally {
-    counting.current = undefined
-  }
-  return done
+/** What must not grow with the sessions: statements, their SQL text, bound parameters, rows returned. */
+async function measured(run: () => Promise<unknown>): Promise<Omit<Work, 'writeTransactions'>> {
+  const { writeTransactions: _, ...work } = await measuredWork(run)
+  return work
 }
 
 const BASE = Date.UTC(2026, 10, 10, 8, 0, 0)
@@ -95,14 +25,13 @@ describe.each(TARGETS)('the work of a wide scope at many sessions $name', target
   afterAll(async () => {
     await target.teardown()
   })
-  afterEach(() => { counting.current = undefined })
 
   /**
    * Per operation, the work it does in a store of `sessions` sessions of one workspace (two rows
    * each; ids of one length, so a listing's size is the only thing that could differ), five of
    * them holding the searched word, a fork of the first, and a few sessions of another workspace.
    */
-  async function workAt(sessions: number): Promise<Record<string, Work>> {
+  async function workAt(sessions: number): Promise<Record<string, Omit<Work, 'writeTransactions'>>> {
     const store = await ShadowStore.open(target.location())
     try {
       const id = (index: number) => `s${String(index).padStart(5, '0')}`
@@ -121,7 +50,7 @@ describe.each(TARGETS)('the work of a wide scope at many sessions $name', target
       const asker = id(7)
       // a window of ten sessions' rows, whatever the store's size
       const window = { timeFrom: BASE, timeTo: BASE + 19 * 60_000 }
-      const work: Record<string, Work> = {}
+      const work: Record<string, Omit<Work, 'writeTransactions'>> = {}
       work['workspace search'] = await measured(() => store.search('quartzite', { sessionId: asker, workspace: '/w/main' }))
       work['workspace search in a turn'] = await measured(() => store.search('quartzite', { sessionId: asker, workspace: '/w/main', beforeSeq: 1 }))
       work['workspace search of a fork'] = await measured(() => store.search('quartzite', { sessionId: 'fork1', workspace: '/w/main' }))
@@ -156,4 +85,4 @@ describe.each(TARGETS)('the work of a wide scope at many sessions $name', target
   }, 180_000)
 })
 
-afterAll(() => { for (const undo of patched) undo() })
+afterAll(restoreDrivers)
