@@ -78,6 +78,13 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
       expect(tried.stdout).toMatch(/saved: \d+ checkpoint\(s\)/)
       expect(tried.stdout).toMatch(/\d+ of \d+ matches/)
       expect(tried.stdout).toContain('5433')
+      // the commands it prints for the user to copy read that store too (they named the default one)
+      const session = /\$ dsh-shadow .*timeline (\S+)/.exec(tried.stdout)![1]!
+      // (the home is this environment's $DSH_HOME: a copy finds it without --home)
+      const same = `dsh-shadow --store ${other}`
+      expect(tried.stdout).toContain(`$ ${same} timeline ${session}\n`)
+      expect(tried.stdout).toContain(`$ ${same} search --session ${session} staging database port\n`)
+      expect(tried.stdout).toContain(`remove it with: ${same} forget ${session}\n`)
     })
   })
 
