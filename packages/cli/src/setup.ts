@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { displayLocation, ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
 import { commandLine, sameStoreFlags } from './follow-up.ts'
+import { rowOptionsCheck } from './row-check.ts'
 import {
   brokenBlock, failureOf, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
   PACKAGE, packageStash, patchPath, patchShape, presetAction, presetTarget, profileDir, profileManifest, PROFILES, readManifest, resolvedVersion, restoredPatch, ROWS_BLOCK,
@@ -290,6 +291,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
       checks.push(dump.status === 0 && dump.stdout.includes(want)
         ? { check: `${profile}: composed config`, ok: true, detail: `dsh ${args.join(' ')} mounts ${want}` }
         : { check: `${profile}: composed config`, ok: false, detail: failure === undefined ? `dsh ${args.join(' ')} does not mount ${want}` : `dsh ${args.join(' ')} failed: ${failure}`, fix: unparsed === undefined ? fix : `correct the YAML of ${unparsed} at the line dsh names (a profile patch is a list of \`- id: …\` rows)` })
+      if (dump.status === 0) checks.push(rowOptionsCheck(profile, dump.stdout, patchPath(ctx.home, profile)))
     }
   }
   if (existsSync(ctx.storePath)) {

@@ -59,6 +59,22 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
     })
   })
 
+  it('doctor names a misspelt option of our row, which dsh --dump-config composes without building the row', () => {
+    withPatchLines('- id: shadow-capture\n  config: { retention: { maxAge: 30 } }\n', patch => {
+      const checked = shadow(['--home', home, 'doctor', '--profile', 'headless'])
+      // it said "doctor: everything is in place", and the first session failed
+      expect(checked.code, checked.stdout).toBe(1)
+      const line = checked.stdout.split('\n').find(text => text.includes('row options'))!
+      expect(line).toMatch(/^FAIL  headless: row options: row shadow-capture \(dsh-shadow-context\/rows\/capture\): ShadowCaptureConfig\.retention: unknown option "maxAge"/)
+      expect(line).toContain(`fix: correct the option in the row's config in ${patch}`)
+    })
+    withPatchLines('- id: shadow-capture\n  config: { retention: { maxAgeDays: 30 } }\n', () => {
+      const checked = shadow(['--home', home, 'doctor', '--profile', 'headless'])
+      expect(checked.code, checked.stdout).toBe(0)
+      expect(checked.stdout).toContain('ok    headless: row options: 3 row(s) of ours take their options')
+    })
+  })
+
   it('try in a home without the install tells the install command for that home', () => {
     const other = join(work, 'other-home')
     const tried = shadow(['--home', other, 'try'])
