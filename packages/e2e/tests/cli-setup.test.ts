@@ -101,6 +101,11 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
       expect(tried.stdout).toContain(`$ ${same} timeline ${session}\n`)
       expect(tried.stdout).toContain(`$ ${same} search --session ${session} staging database port\n`)
       expect(tried.stdout).toContain(`remove it with: ${same} forget ${session}\n`)
+      // the tool row whose snippet shows 5433 (from its call's arguments) is found with --role tool too (0 hits before)
+      const tool = shadow(['--store', other, 'search', '5433', '--role', 'tool', '--session', session])
+      expect(tool.code, tool.stderr).toBe(0)
+      expect(tool.stdout).toMatch(/^[1-9]\d* of /)
+      expect(tool.stdout).toMatch(/ {2}tool:\w+/)
     })
   })
 
