@@ -63,7 +63,7 @@ for (const [key, value] of Object.entries(context.exports)) {
 exportsMap['./store'] = { types: './lib/store/index.d.ts', default: './lib/store/index.js' }
 exportsMap['./cli'] = { types: './lib/cli/index.d.ts', default: './lib/cli/index.js' }
 // the vendored store's own dependencies (the PostgreSQL client, the stemmer) install with the plugin
-const dependencies = { ...context.dependencies, ...store.dependencies, commander: cli.dependencies.commander }
+const dependencies = { ...context.dependencies, ...store.dependencies, commander: cli.dependencies.commander, yaml: cli.dependencies.yaml }
 delete dependencies['@dsh-shadow/store']
 const peerDependencies = {
   ...context.peerDependencies,

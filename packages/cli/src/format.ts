@@ -125,6 +125,12 @@ export function table(header: readonly string[], rows: readonly (readonly unknow
   }).join('\n')
 }
 
+/** Labelled values, one a line, the labels padded to one width: a table without a header (it would be empty). */
+export function fields(rows: readonly (readonly [string, unknown])[]): string {
+  const width = Math.max(0, ...rows.map(([label]) => label.length))
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value === null || value === undefined ? '-' : safe(String(value)).replace(/[\n\t]/g, ' ')}`.trimEnd()).join('\n')
+}
+
 /** An error the CLI reports in one line with a specific exit code. */
 export class CliError extends Error {
   override readonly name = 'CliError'

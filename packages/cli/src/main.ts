@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { Command, CommanderError, Option } from 'commander'
 import { isCheckpointId, isPostgresLocation, isShadowId, isShadowStoreError, parseTimeRange, type RedactionOptions, type ShadowMessage, type ShadowRole } from '@dsh-shadow/store'
 import { SEARCH_EXCLUDES } from 'dsh-shadow-context'
-import { CliError, type CliIo, EXIT, PROCESS_IO, safe, time } from './format.ts'
+import { CliError, type CliIo, EXIT, fields, PROCESS_IO, safe, time } from './format.ts'
 import { findLogSession, findSession, int, pathOption, runtimeOf, speaker, tableFor, transcript, withLogs, withStore, type Runtime } from './runtime.ts'
 import { parseDuration, parseSize } from './units.ts'
 import { exportSession, logIdsOnDisk, policyToKeep, repairSession, verifySession, type SessionVerdict } from './operations.ts'
@@ -228,6 +228,7 @@ function build(invocation: Invocation): Command {
       const unchecked = verdicts.filter(verdict => verdict.error !== undefined)
       const clean = !lost && !mismatched && !extra && unchecked.length === 0
       if (rt.output.json) rt.output.out(JSON.stringify({ clean, unchecked: unchecked.length, sessions: verdicts }))
+      else if (verdicts.length === 0) rt.output.out('(no sessions in the store or the dsh logs)\nverify: clean')
       else {
         rt.output.out(tableFor(rt, ['session', 'log msgs', 'store rows', 'lost', 'mismatched', 'stale', 'duplicated', 'verdict'], verdicts.map(verdict => [
           verdict.sessionId, verdict.logMessages, verdict.storeRows, verdict.lost.length, verdict.mismatched.length, verdict.extra.length, verdict.duplicated,
@@ -341,8 +342,14 @@ function build(invocation: Invocation): Command {
         }
         const savings = await savingsOf(store, checkpoints, recalls)
         if (rt.output.json) return rt.output.out(JSON.stringify({ ...stats, home: rt.home, savings }))
-        rt.output.out(tableFor(rt, ['', ''], [
-          ['dsh home', rt.home], ['store', stats.path], ['schema', `v${stats.schemaVersion} (analyzer v${stats.analyzerVersion})`],
+        // label and value: a table's header line was printed empty above them
+        const where = [['dsh home', rt.home], ['store', stats.path], ['schema', `v${stats.schemaVersion} (analyzer v${stats.analyzerVersion})`]] as const
+        if (stats.sessions === 0 && stats.messages === 0) {
+          rt.output.out(fields([...where, ['size', `${(stats.bytes / 1024 / 1024).toFixed(2)} MiB`]]))
+          return rt.output.out('(no sessions yet: dsh writes them here when it runs a session with Shadow Context)')
+        }
+        rt.output.out(fields([
+          ...where,
           ['sessions', stats.sessions], ['messages', stats.messages], ['checkpoints', stats.checkpoints], ['recalls', stats.recalls],
           ['size', `${(stats.bytes / 1024 / 1024).toFixed(2)} MiB (text ${(stats.textBytes / 1024 / 1024).toFixed(2)} MiB)`],
           ['expired by retention', stats.expired],

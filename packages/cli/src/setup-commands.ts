@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises'
 import { Command, Option } from 'commander'
 import { isShadowStoreError, type ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, safe } from './format.ts'
+import { commandLine, sameStoreFlags } from './follow-up.ts'
 import { PROFILES, type ProfileName } from './profile.ts'
 import { doctor, install, uninstall, type SetupContext } from './setup.ts'
 import { tryOffline } from './try.ts'
@@ -70,11 +71,15 @@ export function registerSetupCommands(root: Command, hooks: SetupHooks): void {
       // the store try read the session from: a --store (another file, a postgres:// URL) too
       const home = ['--home', ctx.home, '--store', ctx.storePath]
       if (ctx.output.json) return hooks.show([...home, '--json', 'timeline', sessionId])
-      ctx.output.out(`\n$ dsh-shadow timeline ${sessionId}`)
-      await hooks.show([...home, 'timeline', sessionId])
-      ctx.output.out(`\n$ dsh-shadow search --session ${sessionId} staging database port`)
-      await hooks.show([...home, 'search', '--session', sessionId, 'staging', 'database', 'port'])
-      ctx.output.out(`\nThis trial session stays in the store; remove it with: dsh-shadow forget ${sessionId}`)
+      // the lines printed for the user to copy name the same home and store (without them a copy read the default store)
+      const same = sameStoreFlags(ctx, '--home')
+      const timeline = ['timeline', sessionId]
+      ctx.output.out(`\n$ ${commandLine([...same, ...timeline])}`)
+      await hooks.show([...home, ...timeline])
+      const search = ['search', '--session', sessionId, 'staging', 'database', 'port']
+      ctx.output.out(`\n$ ${commandLine([...same, ...search])}`)
+      await hooks.show([...home, ...search])
+      ctx.output.out(`\nThis trial session stays in the store; remove it with: ${commandLine([...same, 'forget', sessionId])}`)
     })
 
   root.command('forget')

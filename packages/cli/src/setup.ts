@@ -4,11 +4,13 @@
  * `<home>/shadow-context/install.json`, so uninstall reverts exactly that and nothing else.
  */
 import { createHash } from 'node:crypto'
-import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ShadowStore } from '@dsh-shadow/store'
+import { displayLocation, ShadowStore } from '@dsh-shadow/store'
 import { CliError, EXIT, type Output } from './format.ts'
+import { commandLine, sameStoreFlags } from './follow-up.ts'
+import { rowOptionsCheck } from './row-check.ts'
 import { updateRecord } from './install-record.ts'
 import {
   brokenBlock, failureOf, FIX, hasBlock, HMR_BLOCK, HMR_PACKAGE, HMR_VERSION, LAUNCHER_VERSION, manifestPath, mergedPatch, nodeIsEnough, offPatchPath, ownPackageRoot,
@@ -319,6 +321,7 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
       checks.push(dump.status === 0 && dump.stdout.includes(want)
         ? { check: `${profile}: composed config`, ok: true, detail: `dsh ${args.join(' ')} mounts ${want}` }
         : { check: `${profile}: composed config`, ok: false, detail: failure === undefined ? `dsh ${args.join(' ')} does not mount ${want}` : `dsh ${args.join(' ')} failed: ${failure}`, fix: unparsed === undefined ? fix : `correct the YAML of ${unparsed} at the line dsh names (a profile patch is a list of \`- id: …\` rows)` })
+      if (dump.status === 0) checks.push(rowOptionsCheck(profile, dump.stdout, patchPath(ctx.home, profile)))
     }
   }
   if (existsSync(ctx.storePath)) {
@@ -341,6 +344,22 @@ export async function doctor(ctx: SetupContext, profiles: readonly ProfileName[]
   return checks
 }
 
+/**
+ * Whether the preset folder is exactly what install copied: the hash install recorded, or (a
+ * record without one) the package's preset, file for file with nothing added. Anything else holds
+ * the user's edits, which uninstall must not delete.
+ */
+function presetUnchanged(home: string, profile: string, recordedHash: string | undefined): boolean {
+  const hash = folderHash(presetTarget(home))
+  if (recordedHash !== undefined) return hash === recordedHash
+  return existsSync(presetSource(profile)) && hash === folderHash(presetSource(profile))
+}
+
+/** Where uninstall moves an edited preset: outside `.agent-presets`, so dsh no longer offers it. */
+function presetBackup(home: string): string {
+  return join(home, 'shadow-context', `agent-preset-edited-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+}
+
 export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], options: { readonly deleteStore: boolean; readonly removeHmrFix: boolean }): void {
   const manifest = readManifest(ctx.home)
   const chosen = profiles.length > 0 ? profiles : installedProfiles(ctx.home, manifest)
@@ -356,6 +375,10 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
     const record = manifest.profiles[profile]
     const dir = profileDir(ctx.home, profile)
     const patch = patchPath(ctx.home, profile)
+    // judged before the package (whose preset it is compared with) goes
+    const preset = profile === 'web' && (record?.presetCopied ?? false) && existsSync(presetTarget(ctx.home))
+      ? (presetUnchanged(ctx.home, dir, record?.presetHash) ? 'ours' : 'edited')
+      : undefined
     // the patch first: rows naming a package that is gone would stop dsh from booting
     if (existsSync(patch)) {
       const text = readFileSync(patch, 'utf8')
@@ -377,11 +400,20 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
       else pnpm(ctx, ['add', '-w', `${HMR_PACKAGE}@${record.hmrBefore}`], dir)
       note(`-     unpinned ${HMR_PACKAGE} in profile ${profile}`)
     }
-    if (profile === 'web' && (record?.presetCopied ?? false) && existsSync(presetTarget(ctx.home))) {
-      rmSync(presetTarget(ctx.home), { recursive: true, force: true })
+    if (preset !== undefined) {
+      if (preset === 'ours') {
+        rmSync(presetTarget(ctx.home), { recursive: true, force: true })
+        note(`-     removed the agent preset ${presetTarget(ctx.home)}`)
+      } else {
+        // the user's edits are kept, moved where dsh does not read presets (it would offer a preset
+        // whose rows are gone); a move is undone by moving it back
+        const backup = presetBackup(ctx.home)
+        mkdirSync(join(ctx.home, 'shadow-context'), { recursive: true })
+        renameSync(presetTarget(ctx.home), backup)
+        note(`kept  your edited agent preset: it was changed after install copied it, so it was moved, not deleted, from ${presetTarget(ctx.home)} to ${backup} (move it back to use it with Shadow Context installed again)`)
+      }
       // the folder install created for it, when nothing else lives there
       if (readdirSync(join(ctx.home, '.agent-presets')).length === 0) rmSync(join(ctx.home, '.agent-presets'), { recursive: true, force: true })
-      note(`-     removed the agent preset ${presetTarget(ctx.home)}`)
     }
     uninstalled.push(profile)
     if (dshBin !== undefined && existsSync(dir)) {
@@ -410,7 +442,11 @@ export function uninstall(ctx: SetupContext, profiles: readonly ProfileName[], o
     }
     note(removed ? `-     deleted the shadow store ${ctx.storePath}` : `=     no shadow store at ${ctx.storePath}`)
   } else if (existsSync(ctx.storePath)) {
-    note(`kept  the shadow store ${ctx.storePath} (your sessions' originals); delete it with: dsh-shadow uninstall --delete-store`)
+    // the line to copy keeps this one's profile, home and store (without them it named every
+    // profile's uninstall, and the default store)
+    const again = commandLine(['uninstall', ...profiles.flatMap(profile => ['--profile', profile]), ...sameStoreFlags(ctx, '--dsh-home'), '--delete-store'])
+    const others = Object.keys(manifest.profiles)
+    note(`kept  the shadow store ${displayLocation(ctx.storePath)} (your sessions' originals${others.length === 0 ? '' : `, also of profile ${others.join(', ')}, still installed`}); delete it with: ${again}`)
   }
   if (ctx.output.json) ctx.output.out(JSON.stringify({ home: ctx.home, profiles: chosen, changes }))
 }

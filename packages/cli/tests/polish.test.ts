@@ -80,6 +80,29 @@ describe('dsh-shadow for a new user', () => {
     }
   })
 
+  it('prints stats as labelled lines, and says an empty store has no sessions instead of a table of zeros', async () => {
+    const stats = await inProcess(['stats'])
+    expect(stats.code).toBe(0)
+    // the first lines were a table header with empty column names: a blank line, then a rule
+    expect(stats.stdout.split('\n')[0]).toMatch(/^dsh home +\//)
+    expect(stats.stdout).not.toContain('─')
+    expect(stats.stdout).toMatch(/\nsessions +1\n/)
+    const empty = mkdtempSync(join(tmpdir(), 'dsh-shadow-polish-empty-'))
+    scratch.push(empty)
+    const store = join(empty, 'shadow.db')
+    await (await ShadowStore.open(store)).close()
+    const none = await inProcessAt(empty, ['--store', store, 'stats'])
+    expect(none.code).toBe(0)
+    expect(none.stdout.split('\n')[0]).toMatch(/^dsh home +\//)
+    expect(none.stdout).toContain('(no sessions yet')
+    expect(none.stdout).not.toContain('─')
+    expect(none.stdout).not.toMatch(/^messages/m)
+    // verify of nothing: a line, not a header over no rows
+    const verified = await inProcessAt(empty, ['--store', store, 'verify'])
+    expect(verified.code).toBe(0)
+    expect(verified.stdout).toBe('(no sessions in the store or the dsh logs)\nverify: clean\n')
+  })
+
   it('says a typo in one line, with the suggestion and without a help dump', () => {
     const typo = cli('sesions')
     expect(typo.code).toBe(2)

@@ -1,6 +1,6 @@
 /** The profile patch blocks install merges and uninstall takes out: the user's rows are never touched. */
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -214,6 +214,77 @@ describe('profile patch blocks', () => {
       } finally {
         rmSync(home, { recursive: true, force: true })
       }
+    }
+  })
+
+  /** A web install as install leaves it (record, patch, preset), without the package: no launcher is asked. */
+  function webInstalled(home: string, preset: string): void {
+    mkdirSync(join(home, 'profiles', 'web'), { recursive: true })
+    writeFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), merged(DSH_HEADER, 'web'))
+    mkdirSync(join(home, '.agent-presets', 'shadow-context'), { recursive: true })
+    writeFileSync(join(home, '.agent-presets', 'shadow-context', 'agent.cordis.yml'), preset)
+    const record = { tarball: join(home, 'x.tgz'), sha: 'x', version: '0.1.0', hmrBefore: null, hmrPinned: false, presetCopied: true, presetHash: folderHash(join(home, '.agent-presets', 'shadow-context')) }
+    mkdirSync(join(home, 'shadow-context'), { recursive: true })
+    writeFileSync(join(home, 'shadow-context', 'install.json'), JSON.stringify({ profiles: { web: record } }))
+  }
+
+  /** runCli with no launcher on PATH (a real one would check the composed config). */
+  async function noLauncher(argv: readonly string[]): Promise<{ code: number; stdout: string }> {
+    let stdout = ''
+    const path = process.env['PATH']
+    process.env['PATH'] = ''
+    const code = await runCli(argv, { stdout: text => void (stdout += text), stderr: () => undefined, stderrIsTTY: false }).finally(() => {
+      process.env['PATH'] = path
+    })
+    return { code, stdout }
+  }
+
+  it('uninstall moves an agent preset the user edited aside, says where, and removes only an unchanged one', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-preset-edited-'))
+    try {
+      const preset = join(home, '.agent-presets', 'shadow-context')
+      webInstalled(home, '# preset as installed\n')
+      writeFileSync(join(preset, 'agent.cordis.yml'), '# preset as installed\n# my recall scope: workspace\n')
+      const edited = await noLauncher(['uninstall', '--profile', 'web', '--dsh-home', home, '--keep-store'])
+      expect(edited.code).toBe(0)
+      // deleted before: the user's edits were gone without a word
+      const backups = readdirSync(join(home, 'shadow-context')).filter(name => name.startsWith('agent-preset-edited-'))
+      expect(backups).toHaveLength(1)
+      const backup = join(home, 'shadow-context', backups[0]!)
+      expect(readFileSync(join(backup, 'agent.cordis.yml'), 'utf8')).toBe('# preset as installed\n# my recall scope: workspace\n')
+      expect(edited.stdout).toContain(`kept  your edited agent preset`)
+      expect(edited.stdout).toContain(`to ${backup}`)
+      // dsh no longer offers it (its rows are gone); the rest of the uninstall went on
+      expect(readdirSync(home)).not.toContain('.agent-presets')
+      expect(hasBlock(readFileSync(join(home, 'profiles', 'web', 'cordis.patch.yml'), 'utf8'), ROWS_BLOCK)).toBe(false)
+      rmSync(home, { recursive: true, force: true })
+      // the copy install made, unchanged: removed as before
+      webInstalled(home, '# preset as installed\n')
+      const unchanged = await noLauncher(['uninstall', '--profile', 'web', '--dsh-home', home, '--keep-store'])
+      expect(unchanged.code).toBe(0)
+      expect(unchanged.stdout).toContain(`removed the agent preset ${preset}`)
+      expect(readdirSync(home)).not.toContain('.agent-presets')
+      expect(readdirSync(join(home, 'shadow-context')).filter(name => name.startsWith('agent-preset-edited-'))).toEqual([])
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+
+  it('uninstall of one profile suggests deleting the store with that profile, home and store, not every profile\'s uninstall', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-shadow-keep-store-'))
+    try {
+      const store = join(home, 'team store.db')
+      writeFileSync(store, '')
+      const web = await noLauncher(['uninstall', '--profile', 'web', '--dsh-home', home, '--store', store, '--keep-store'])
+      expect(web.code).toBe(0)
+      expect(web.stdout).toContain(`delete it with: dsh-shadow uninstall --profile web --dsh-home ${home} --store '${store}' --delete-store\n`)
+      mkdirSync(join(home, 'shadow-context'), { recursive: true })
+      writeFileSync(join(home, 'shadow-context', 'shadow.db'), '')
+      const all = await noLauncher(['uninstall', '--dsh-home', home, '--keep-store'])
+      expect(all.stdout).toContain(`delete it with: dsh-shadow uninstall --dsh-home ${home} --delete-store\n`)
+      expect(existsSync(store)).toBe(true)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
     }
   })
 

@@ -5,5 +5,6 @@ export * from './store-path.ts'
 export * from './dsh-logs.ts'
 export * from './projection/index.ts'
 export * from './web/index.ts'
+export * from './row-options.ts'
 /** The package itself is a loader row (`name: dsh-shadow-context`): the host side of the web UI. */
 export { ShadowWeb as default } from './web/plugin.ts'

@@ -59,6 +59,22 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
     })
   })
 
+  it('doctor names a misspelt option of our row, which dsh --dump-config composes without building the row', () => {
+    withPatchLines('- id: shadow-capture\n  config: { retention: { maxAge: 30 } }\n', patch => {
+      const checked = shadow(['--home', home, 'doctor', '--profile', 'headless'])
+      // it said "doctor: everything is in place", and the first session failed
+      expect(checked.code, checked.stdout).toBe(1)
+      const line = checked.stdout.split('\n').find(text => text.includes('row options'))!
+      expect(line).toMatch(/^FAIL  headless: row options: row shadow-capture \(dsh-shadow-context\/rows\/capture\): ShadowCaptureConfig\.retention: unknown option "maxAge"/)
+      expect(line).toContain(`fix: correct the option in the row's config in ${patch}`)
+    })
+    withPatchLines('- id: shadow-capture\n  config: { retention: { maxAgeDays: 30 } }\n', () => {
+      const checked = shadow(['--home', home, 'doctor', '--profile', 'headless'])
+      expect(checked.code, checked.stdout).toBe(0)
+      expect(checked.stdout).toContain('ok    headless: row options: 3 row(s) of ours take their options')
+    })
+  })
+
   it('try in a home without the install tells the install command for that home', () => {
     const other = join(work, 'other-home')
     const tried = shadow(['--home', other, 'try'])
@@ -78,6 +94,18 @@ describe('dsh-shadow install, try and doctor on the real launcher', () => {
       expect(tried.stdout).toMatch(/saved: \d+ checkpoint\(s\)/)
       expect(tried.stdout).toMatch(/\d+ of \d+ matches/)
       expect(tried.stdout).toContain('5433')
+      // the commands it prints for the user to copy read that store too (they named the default one)
+      const session = /\$ dsh-shadow .*timeline (\S+)/.exec(tried.stdout)![1]!
+      // (the home is this environment's $DSH_HOME: a copy finds it without --home)
+      const same = `dsh-shadow --store ${other}`
+      expect(tried.stdout).toContain(`$ ${same} timeline ${session}\n`)
+      expect(tried.stdout).toContain(`$ ${same} search --session ${session} staging database port\n`)
+      expect(tried.stdout).toContain(`remove it with: ${same} forget ${session}\n`)
+      // the tool row whose snippet shows 5433 (from its call's arguments) is found with --role tool too (0 hits before)
+      const tool = shadow(['--store', other, 'search', '5433', '--role', 'tool', '--session', session])
+      expect(tool.code, tool.stderr).toBe(0)
+      expect(tool.stdout).toMatch(/^[1-9]\d* of /)
+      expect(tool.stdout).toMatch(/ {2}tool:\w+/)
     })
   })
 

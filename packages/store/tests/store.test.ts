@@ -93,6 +93,15 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
     // asked for assistant messages only, the call stays itself
     const calls = await store.search('retryBudget', { sessionId: 's1', roles: ['assistant'] })
     expect(calls.hits.map(hit => [hit.message.seq, hit.call])).toEqual([[2, undefined]])
+    // asked for tool rows, the result is found by its call's arguments, as the unfiltered hit shows
+    // it (the role filter left the call out of the candidates: 0 hits for `--role tool`)
+    const results = await store.search('retryBudget', { sessionId: 's1', roles: ['tool'] })
+    expect(results.hits.map(hit => [hit.message.seq, hit.message.role, hit.call?.seq])).toEqual([[4, 'tool', 2]])
+    expect(results.hits[0]!.snippet).toContain('**retryBudget**')
+    expect((await store.search('retryBudget', { sessionId: 's1', roles: ['tool'], toolName: 'grep' })).hits.map(hit => hit.message.seq)).toEqual([4])
+    // a call whose result is not stored is an assistant row: not a tool hit
+    await store.append([message('s1', 6, 'shadow_fake grep {"pattern":"zanzibarFlag"}', { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', toolName: 'grep', callId: 'call-2' })])
+    expect((await store.search('zanzibarFlag', { sessionId: 's1', roles: ['tool'] })).hits).toEqual([])
     // nor does it when the result falls outside the time window asked for
     const callTime = (await store.messageAt('s1', 2))!.time
     const early = await store.search('retryBudget', { sessionId: 's1', timeTo: callTime })

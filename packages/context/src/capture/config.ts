@@ -3,6 +3,7 @@
  * retention budget, and what it reports (health, failures, the write-ahead check's answer).
  */
 import z from '@deepseek-ai/schemastery'
+import { refuseUnknownKeys } from '../config-keys.ts'
 import type { RetentionPolicy } from '@dsh-shadow/store'
 
 export interface ShadowCaptureConfig {
@@ -118,4 +119,14 @@ export interface ConfirmResult {
   readonly mismatched: readonly number[]
   /** Rows that were absent and were written by this call. */
   readonly repaired: number
+}
+
+/**
+ * The capture row's options checked as its constructor checks them (misspelt names refused, then
+ * the schema): `dsh-shadow doctor` runs this on the composed config, which dsh does not build.
+ */
+export function checkCaptureConfig(config: ShadowCaptureConfig = {}): ShadowCaptureConfig {
+  refuseUnknownKeys('ShadowCaptureConfig', config, ShadowCaptureConfigSchema)
+  refuseUnknownKeys('ShadowCaptureConfig.retention', config.retention, ShadowRetentionConfigSchema)
+  return ShadowCaptureConfigSchema(config)
 }

@@ -15,13 +15,12 @@
 import { Service, type Context } from '@deepseek-ai/cordis'
 import type { Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import { type CapturedEvent, type CheckpointInput, failpoint, type IngestOp, type IngestReport, type RedactionOptions, redactEventJson, Redactor, type RetentionPolicy, type RetentionReport, rowHash, sessionTag, type ShadowStoreApi, ShadowStoreError } from '@dsh-shadow/store'
-import { refuseUnknownKeys } from '../config-keys.ts'
 import { RedactionRegistry } from '../redaction-registry.ts'
 import { resolveStorePath } from '../store-path.ts'
 import { stepCheckpoint, type PendingSummary } from './checkpoints.ts'
 import { advance, captureEvent, captureLog, isCapturable, type CaptureCursor } from './cursor.ts'
 import { opChars, splitBySession, type QueueItem, type SessionBatch, type WeightedOp } from './batch.ts'
-import { retentionPolicy, RETRY_CHARS_DEFAULT, ShadowCaptureConfigSchema, ShadowRetentionConfigSchema, type CaptureFailure, type CaptureHealth, type ConfirmResult, type ShadowCaptureConfig } from './config.ts'
+import { checkCaptureConfig, retentionPolicy, RETRY_CHARS_DEFAULT, ShadowCaptureConfigSchema, type CaptureFailure, type CaptureHealth, type ConfirmResult, type ShadowCaptureConfig } from './config.ts'
 import { acquireStore, releaseStore, type StoreOpenOptions } from './store-handle.ts'
 import { presetOfSession, sessionOps, standingPreset } from './sessions.ts'
 
@@ -78,10 +77,8 @@ export class ShadowCapture extends Service {
 
   constructor(ctx: Context, config: ShadowCaptureConfig = {}) {
     // a misspelt option is refused before anything starts
-    refuseUnknownKeys('ShadowCaptureConfig', config, ShadowCaptureConfigSchema)
-    refuseUnknownKeys('ShadowCaptureConfig.retention', config.retention, ShadowRetentionConfigSchema)
+    const resolved = checkCaptureConfig(config)
     super(ctx, 'shadowCapture')
-    const resolved = ShadowCaptureConfigSchema(config)
     this.config = {
       ...(resolved.home === undefined ? {} : { home: resolved.home }),
       worker: resolved.worker ?? true,

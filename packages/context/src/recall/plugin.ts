@@ -56,6 +56,12 @@ export const ShadowRecallConfigSchema: z<ShadowRecallConfig> = z.object({
   proactiveWindowTurns: z.natural().default(20).description('turns before the same ids may be recalled again'),
 })
 
+/** The recall row's options checked as its constructor checks them (doctor runs this too). */
+export function checkRecallConfig(config: ShadowRecallConfig = {}): ShadowRecallConfig {
+  refuseUnknownKeys('ShadowRecallConfig', config, ShadowRecallConfigSchema)
+  return ShadowRecallConfigSchema(config)
+}
+
 /** The one static prompt section (byte-stable). */
 // Every request carries this section and both tool schemas (bench:agent: ~1 050 tokens before it was
 // made terse, ~1/4 of a lean request), so each line here earns its place.
@@ -105,8 +111,7 @@ export class ShadowRecall {
 
   constructor(ctx: Context, config: ShadowRecallConfig = {}) {
     this.ctx = ctx
-    refuseUnknownKeys('ShadowRecallConfig', config, ShadowRecallConfigSchema)
-    const resolved = ShadowRecallConfigSchema(config)
+    const resolved = checkRecallConfig(config)
     this.config = {
       scope: resolved.scope ?? 'session',
       proactive: resolved.proactive ?? false,

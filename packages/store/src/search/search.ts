@@ -116,10 +116,17 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     }),
     ...exclusions,
   }
+  // A call stands for its result only when the result itself passes every filter asked for.
+  const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
+    && options.timeFrom === undefined && options.timeTo === undefined && options.checkpointId === undefined
+  // asked for tool rows, the calls are read too: a result is found by its call's arguments ("5433"
+  // in a psql command) as it is unfiltered, and a call left without its result is dropped below
+  const callsToo = foldCalls && options.roles !== undefined && options.roles.length > 0 && !options.roles.includes('assistant')
+  const candidates: MessageFilter = callsToo ? { ...filter, roles: [...filter.roles ?? [], 'assistant'] } : filter
   const pool = Math.max(CANDIDATE_POOL, limit * 5)
   const leading = Math.max(PAIRING_POOL, limit * 3)
   const list = (index: 'words' | 'grams', terms: readonly string[], operator: 'and' | 'or'): IndexQuery | undefined =>
-    terms.length === 0 ? undefined : { ...filter, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true }
+    terms.length === 0 ? undefined : { ...candidates, index, terms, operator, limit: pool, rankWindow, order: 'newest', light: true }
   // how common each word is in this scope (not the store): picks the rare lists and weighs coverage
   // the query's words in the other language (glossary.ts), counted with the words in one call
   const bridges = bridgeTerms(analyzed.words, analyzed.literals)
@@ -152,7 +159,7 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     if (asked.length === 0) return undefined
     const counts = asked.map(term => dfOf.get(term) ?? DF_CAP)
     const expected = operator === 'and' ? Math.min(...counts) : counts.reduce((sum, count) => sum + count, 0)
-    return { ...filter, index: 'words', terms: asked, operator, limit: pool * WIDE, rankWindow, order: 'newest', light: true, expected }
+    return { ...candidates, index: 'words', terms: asked, operator, limit: pool * WIDE, rankWindow, order: 'newest', light: true, expected }
   }
   const anyWord = rare.length === 0 && analyzed.words.length > 0
   const [wordLists, [referred, grams]] = await Promise.all([
@@ -187,10 +194,8 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     .toSorted((a, b) => b.covered - a.covered || b.score - a.score)
     .slice(0, leading)
     .map(entry => entry.key))
-  // A call stands for its result only when the result itself passes every filter asked for.
-  const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
-    && options.timeFrom === undefined && options.timeTo === undefined && options.checkpointId === undefined
-  const called = await callUnits(backend, fused, segments, foldCalls, pairable)
+  const folded = await callUnits(backend, fused, segments, foldCalls, pairable)
+  const called = callsToo ? folded.filter(unit => options.roles!.includes(unit.message.role)) : folded
   const units = options.roles === undefined && options.toolName === undefined && options.checkpointId === undefined
     ? await answerUnits(backend, called, segments, filter, pairable)
     : called
