@@ -16,6 +16,9 @@ import { registerSetupCommands } from './setup-commands.ts'
 import { digestTokens, recalledSnippet, savingsLine, savingsOf } from './savings.ts'
 import { cliVersion } from './profile.ts'
 
+/** A session id of the store's longest (512 characters) and a seq range: no pointer is longer. */
+const MAX_POINTER_CHARS = 512 + 64
+
 /** One run of the CLI: where it writes, and the exit code a command settles on without failing (verify). */
 interface Invocation {
   readonly io: CliIo
@@ -138,6 +141,8 @@ function build(invocation: Invocation): Command {
     .option('--after <n>', 'with a shadow id: messages after it', '2')
     .action(async (pointer: string, options: { before: string; after: string }, command: Command) => {
       const rt = runtime(command)
+      // every pointer is tried as a checkpoint id first: a longer one was refused as a "checkpointId"
+      if (pointer.length > MAX_POINTER_CHARS) throw new CliError(`the pointer is longer than ${MAX_POINTER_CHARS} characters (expected a shadow id, a checkpoint id, or <session>:<from>-<to>)`, EXIT.usage)
       await withStore(rt, async store => {
         let messages: ShadowMessage[]
         if (isCheckpointId(pointer) || (await store.checkpoint(pointer)) !== undefined) {

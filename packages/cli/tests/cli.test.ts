@@ -116,6 +116,11 @@ describe('dsh-shadow', () => {
   it('answers bad input with clear errors and exit codes', () => {
     expect(cli('timeline', 'no-such-session')).toMatchObject({ code: 4 })
     expect(cli('read', 'not a pointer').code).toBe(2)
+    // a pointer no id can be: refused as the pointer it is, not as a checkpoint id it was tried as
+    const long = cli('read', `sh_${'x'.repeat(100_000)}`)
+    expect(long.code).toBe(2)
+    expect(long.stderr).toContain('pointer is longer than')
+    expect(long.stderr).not.toContain('checkpointId')
     expect(cli('search', 'x', '--session', 'a', '--all').code).toBe(2)
     expect(cli('frobnicate').code).toBe(2)
     const missing = spawnSync(process.execPath, [BIN, '--store', join(home, 'absent.db'), 'stats'], { encoding: 'utf8' })
