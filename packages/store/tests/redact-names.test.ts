@@ -77,7 +77,7 @@ const NOT_SECRETS: readonly string[] = [
   'max_tokens: 4096',
   'maxTokens: 4096',
   'tokenizer: cl100k_base',
-  'PWD=/work/wt/attack9',
+  'PWD=/srv/build/checkout',
   'OLDPWD=/home/me/project',
   'pwd: ~/src/app',
   'PWD=C:\\Users\\me',
