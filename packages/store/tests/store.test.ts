@@ -38,6 +38,20 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
     expect((await store.search('second', { sessionId: 's1' })).hits.map(hit => hit.message.seq)).toEqual([6])
   })
 
+  it('pairs a result with a call whose text is empty, and with one retention emptied', async () => {
+    const call = { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', toolName: 'shell', callId: 'call-e' } as const
+    await store.append([
+      message('e1', 1, '', call),
+      message('e1', 2, 'quartzite in the output', { ...call, eventType: 'tool/result', role: 'tool', sourceKind: 'tool' }),
+    ])
+    // a light read of an empty SQLite BLOB was NULL: the search failed with UNAVAILABLE
+    expect((await store.search('quartzite', { sessionId: 'e1' })).hits.map(hit => [hit.message.seq, hit.call?.seq, hit.call?.text])).toEqual([[2, 1, '']])
+    await store.append([message('e1', 3, 'a call retention empties', { ...call, callId: 'call-f' }), message('e1', 4, 'basalt in the output', { ...call, callId: 'call-f', eventType: 'tool/result', role: 'tool', sourceKind: 'tool' })])
+    await store.markElided('e1', [3], 'ce')
+    await store.backend.expireCheckpoint('ce', Date.now())
+    expect((await store.search('basalt', { sessionId: 'e1' })).hits.map(hit => [hit.message.seq, hit.call?.seq, hit.call?.expiredAt === null])).toEqual([[4, 3, false]])
+  })
+
   it('gives every message a typeable shadow id derived from the session and seq', async () => {
     await store.append([message('session-abc', 41, 'x')])
     const [row] = await store.read({ sessionId: 'session-abc' })

@@ -13,8 +13,10 @@ export const MESSAGE_COLUMNS = 'm.session_id, m.seq, m.shadow_id, m.event_type, 
 /**
  * The same without the event JSON and with the text cut, for search candidates (most are ranked
  * and dropped): the stored bytes are cut in SQL, the characters in toMessage (candidateText).
+ * `substr` of an empty BLOB is NULL (an empty message, an expired row): read as an empty text, or
+ * a search pairing a result with such a call failed with UNAVAILABLE.
  */
-export const CANDIDATE_COLUMNS = `${MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `substr(m.text, 1, ${CANDIDATE_READ_BYTES}) AS text`)}, 1 AS light_row`
+export const CANDIDATE_COLUMNS = `${MESSAGE_COLUMNS.replace('m.event_json', "'' AS event_json").replace('m.text', `coalesce(substr(m.text, 1, ${CANDIDATE_READ_BYTES}), X'') AS text`)}, 1 AS light_row`
 
 export function toMessage(row: Row): ShadowMessage {
   const text = row['light_row'] === 1 ? candidateText(decodeText(row['text'])) : decodeText(row['text'])
