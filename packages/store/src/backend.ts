@@ -12,7 +12,13 @@
  * - the two index lists (`searchIndex`: ranked by its own relevance within `rankWindow`, or newest
  *   first) and per-term document frequencies up to a cap;
  * - maintenance: retention usage and candidates (never rows a fork still sees), expiry, vacuum,
- *   reindex with the store's analyzer, stats, integrity, write freeze, `assertInPlace`.
+ *   reindex with the store's analyzer, stats, integrity, write freeze, `assertInPlace`;
+ * - per-session revisions (`sessionChanges`): every write transaction that inserts, replaces,
+ *   deletes, marks, expires or redacts (text, or only the hash) rows of a session adds exactly 1 to
+ *   its revision, in that transaction, and stamps the rows it wrote with the new revision (`rev`);
+ *   one that deletes rows also records it as the session's `removedRev`. A write that changes
+ *   nothing (an idempotent append, a mark already there) leaves it; so does a reindex (index
+ *   entries only).
  */
 import type {
   AppendResult,
@@ -172,6 +178,23 @@ export interface ReadQuery extends MessageFilter {
   readonly limit: number
   /** Newest first instead of oldest first. */
   readonly descending?: boolean
+}
+
+/**
+ * What changed in a session since a revision the caller holds (`ShadowBackend.sessionChanges`):
+ * what a resident index reads to stay exact while any process writes the store.
+ */
+export interface SessionChanges {
+  /** The session's revision in the snapshot read (below the one asked since: forgotten and registered again, load it anew). */
+  readonly revision: number
+  /** The revision of the last transaction that deleted rows of the session (0: none since the store has revisions). */
+  readonly removedRev: number
+  /**
+   * Rows with rev > since, in seq order, light (as search candidates: `eventJson` '' and text cut to
+   * CANDIDATE_TEXT_CHARS). Empty when revision === since. A row deleted since is absent: compare
+   * `removedRev` with `since` to know whether to drop rows the caller holds (reload with since -1).
+   */
+  readonly rows: ShadowMessage[]
 }
 
 /** SQLite answers synchronously; a network database would not. The store awaits either. */

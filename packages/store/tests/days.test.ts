@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dayKey, dayNumber, MAX_REFERRED_DAYS, referredDays, windowDays } from '../src/days.ts'
 import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
-import { message, tempDir } from './helpers.ts'
+import { message, SQLITE_BEFORE_V7, tempDir } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
 const at = (day: number, hour: number): number => Date.UTC(2026, 2, day, hour)
@@ -93,9 +93,9 @@ describe('schema v5 migration (SQLite)', () => {
       said('t', 1, 'yesterday, and tomorrow too', at(11, 9)),
     ])
     await store.close()
-    // v4 is v5 without the table
+    // v4 is v5 without the table (and without v7's columns)
     let raw = new DatabaseSync(file)
-    raw.exec("DROP TABLE message_days; UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    raw.exec(`${SQLITE_BEFORE_V7} DROP TABLE message_days; UPDATE meta SET value = '4' WHERE key = 'schema_version'`)
     raw.close()
     store = await ShadowStore.open(file)
     expect((await store.stats()).schemaVersion).toBe(SCHEMA_VERSION)

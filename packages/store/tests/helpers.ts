@@ -3,6 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 
+/**
+ * SQL that takes a SQLite store made by this code back to schema v6, for tests that simulate an
+ * older file from a current one: v7's revision columns and their index go.
+ */
+export const SQLITE_BEFORE_V7 = `
+  DROP INDEX messages_rev; ALTER TABLE messages DROP COLUMN rev;
+  ALTER TABLE sessions DROP COLUMN revision; ALTER TABLE sessions DROP COLUMN removed_rev;`
+
 export function tempDir(prefix = 'shadow-store-'): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix))
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }

@@ -11,7 +11,7 @@ import { scanTerms } from '../src/search/passage.ts'
 import { coverageTerms } from '../src/search/ranking.ts'
 import { packEventJson, unpackEventJson } from '../src/event-json.ts'
 import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
-import { message, tempDir } from './helpers.ts'
+import { message, SQLITE_BEFORE_V7, tempDir } from './helpers.ts'
 
 /** Deterministic generator (a 32-bit LCG, Numerical Recipes constants): the corpus is the same on every run. */
 function random(seed: number): () => number {
@@ -203,8 +203,8 @@ describe('schema v6 (event JSON format 3)', () => {
     head[0] = 1
     head.writeUInt32BE(Buffer.byteLength(first.eventJson.slice(0, at)), 1)
     raw.prepare('UPDATE messages SET event_json = ?').run(Buffer.concat([head, Buffer.from(first.eventJson.slice(0, at) + first.eventJson.slice(at + escaped.length))]))
-    // (a v4 file has no message_days either: v5 adds it)
-    raw.exec("DROP TABLE message_days; UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    // (a v4 file has no message_days either: v5 adds it; nor v7's columns)
+    raw.exec(`${SQLITE_BEFORE_V7} DROP TABLE message_days; UPDATE meta SET value = '4' WHERE key = 'schema_version'`)
     raw.close()
     const reopened = await ShadowStore.open(path)
     expect((await reopened.stats()).schemaVersion).toBe(SCHEMA_VERSION)

@@ -5,6 +5,7 @@ import type { StoreStats } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { packEventJson, unpackEventJson } from '../event-json.ts'
 import { indexMessage, type IndexTables, unindexMessage } from './index-rows.ts'
+import { Revisions } from './revisions.ts'
 import { decodeText, encodeText, type Row } from './rows.ts'
 import { indexTablesSql, SCHEMA_VERSION } from './schema.ts'
 
@@ -161,16 +162,19 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
     let after = Number(conn.meta(REDACT_PASS_META) ?? 0)
     let done = (conn.db.prepare('SELECT count(*) AS n FROM messages WHERE id <= ?').get(after) as Row)['n'] as number
     let changed = 0
-    const page = conn.db.prepare(`SELECT m.id, m.time, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
-    const rehash = conn.db.prepare('UPDATE messages SET hash = ? WHERE id = ?')
-    const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ? WHERE id = ?')
+    const page = conn.db.prepare(`SELECT m.id, m.session_id, m.time, m.text, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id WHERE m.id > ? ORDER BY m.id LIMIT ${REDACT_BATCH}`)
+    const rehash = conn.db.prepare('UPDATE messages SET hash = ?, rev = ? WHERE id = ?')
+    const update = conn.stmt('UPDATE messages SET text = ?, event_json = ?, event_bytes = ?, hash = ?, rev = ? WHERE id = ?')
     for (;;) {
       // read under the write lock: a row another process replaced between a read outside it and
       // the write was written back from its old version (the writer's replacement lost)
       const rows = conn.transaction(() => {
         const batch = page.all(after) as Row[]
+        // a rehashed row changed too (its hash is read back): its session's revision moves
+        const revisions = new Revisions(conn)
         for (const row of batch) {
           const id = row['id'] as number
+          const sessionId = row['session_id'] as string
           const text = decodeText(row['text'])
           // stored packed (v4, event-json.ts): the hash is of the JSON as read back
           const json = unpackEventJson(row['event_json'], text, row['time'] as number)
@@ -180,15 +184,16 @@ export function redactStored(conn: SqliteConnection, redaction: StoredRedaction,
             // a row kept by an older version has the hash of its unredacted event: replace it
             // (a row retention emptied keeps its hash, the only trace of its identity)
             const hash = redaction.hash(json)
-            if (json.length > 0 && row['hash'] !== hash) rehash.run(hash, id)
+            if (json.length > 0 && row['hash'] !== hash) rehash.run(hash, revisions.change(sessionId), id)
             continue
           }
           const packed = redactedJson.length === 0 ? redactedJson : packEventJson(redactedJson, redactedText, row['time'] as number)
-          update.run(encodeText(redactedText), packed, Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), id)
+          update.run(encodeText(redactedText), packed, Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), revisions.change(sessionId), id)
           unindexMessage(conn, id)
           if (row['expired_at'] === null) indexMessage(conn, id, analyze(redactedText, row['time'] as number), row['tag'] as string)
           changed += 1
         }
+        revisions.commit()
         if (batch.length > 0) {
           after = batch.at(-1)!['id'] as number
           conn.setMeta(REDACT_PASS_META, String(after))
@@ -289,22 +294,30 @@ export function expireCheckpoint(conn: SqliteConnection, checkpointId: string, t
 }
 
 export function expireCheckpoints(conn: SqliteConnection, checkpointIds: readonly string[], time: number): Array<{ rows: number; bytes: number }> {
-  return conn.guard('expire originals', () => conn.transaction(() => checkpointIds.map(checkpointId => {
-    // the fork check again, in the dropping transaction: a fork registered since the candidates
-    // were listed sees these rows on its surface
-    const rows = conn.stmt(`SELECT m.id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL AND ${NO_FORK_SEES}`).all(checkpointId) as Row[]
-    const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ? WHERE id = ?")
-    let bytes = 0
-    for (const row of rows) {
-      clear.run(time, row['id'] as number)
-      unindexMessage(conn, row['id'] as number)
-      bytes += row['bytes'] as number
-    }
-    if (rows.length > 0) {
-      conn.stmt('UPDATE checkpoints SET expired_at = coalesce(expired_at, ?), expired_rows = expired_rows + ? WHERE checkpoint_id = ?').run(time, rows.length, checkpointId)
-    }
-    return { rows: rows.length, bytes }
-  })))
+  return conn.guard('expire originals', () => conn.transaction(() => {
+    const revisions = new Revisions(conn)
+    const results = checkpointIds.map(checkpointId => expireRows(conn, checkpointId, time, revisions))
+    revisions.commit()
+    return results
+  }))
+}
+
+/** One checkpoint's stored originals emptied, in the caller's transaction. */
+function expireRows(conn: SqliteConnection, checkpointId: string, time: number, revisions: Revisions): { rows: number; bytes: number } {
+  // the fork check again, in the dropping transaction: a fork registered since the candidates
+  // were listed sees these rows on its surface
+  const rows = conn.stmt(`SELECT m.id, m.session_id, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ? AND m.expired_at IS NULL AND ${NO_FORK_SEES}`).all(checkpointId) as Row[]
+  const clear = conn.stmt("UPDATE messages SET text = X'', event_json = '', event_bytes = 0, expired_at = ?, rev = ? WHERE id = ?")
+  let bytes = 0
+  for (const row of rows) {
+    clear.run(time, revisions.change(row['session_id'] as string), row['id'] as number)
+    unindexMessage(conn, row['id'] as number)
+    bytes += row['bytes'] as number
+  }
+  if (rows.length > 0) {
+    conn.stmt('UPDATE checkpoints SET expired_at = coalesce(expired_at, ?), expired_rows = expired_rows + ? WHERE checkpoint_id = ?').run(time, rows.length, checkpointId)
+  }
+  return { rows: rows.length, bytes }
 }
 
 

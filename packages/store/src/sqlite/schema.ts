@@ -196,6 +196,19 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     sql: `SELECT 1;`,
   },
+  {
+    // Per-session revisions (backend.ts SessionChanges): every write transaction that changes a
+    // session's rows adds 1 to its revision and stamps those rows with it, so a resident index
+    // reads what changed since the revision it holds as one index range. Rows stored before
+    // carry 0 (a first load reads them all). Added columns with a constant default rewrite nothing.
+    version: 7,
+    sql: `
+      ALTER TABLE sessions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN removed_rev INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE messages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX messages_rev ON messages(session_id, rev);
+    `,
+  },
 ]
 
 /**

@@ -5,6 +5,7 @@ import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } f
 import type { SqliteConnection } from './connection.ts'
 import { packEventJson } from '../event-json.ts'
 import { indexMessage, unindexMessage } from './index-rows.ts'
+import { Revisions } from './revisions.ts'
 import { encodeText, type Row } from './rows.ts'
 
 /**
@@ -50,15 +51,16 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
     let unchanged = 0
     let replaced = 0
     const touched = new Map<string, { added: number; maxSeq: number; minTime: number; maxTime: number }>()
+    const revisions = new Revisions(conn)
     const find = conn.stmt('SELECT id, hash FROM messages WHERE session_id = ? AND seq = ?')
     const insert = conn.stmt(`
-      INSERT INTO messages(id, session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO messages(id, session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text, rev)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     `)
     // the first new row above the freed ids; SQLite's max(id) + 1 is right for the rest
     let first = nextId(conn)
     const update = conn.stmt(`
-      UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, event_bytes = ?, text = ?, elided_by = NULL, expired_at = NULL
+      UPDATE messages SET event_type = ?, role = ?, source_kind = ?, turn = ?, step = ?, tool_name = ?, call_id = ?, time = ?, tokens = ?, hash = ?, event_json = ?, event_bytes = ?, text = ?, elided_by = NULL, expired_at = NULL, rev = ?
       WHERE id = ?
     `)
     const deleteCalls = conn.stmt('DELETE FROM message_calls WHERE session_id = ? AND seq = ?')
@@ -72,12 +74,12 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
           continue
         }
         id = existing['id'] as number
-        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), id)
+        update.run(row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), revisions.change(row.sessionId), id)
         unindexMessage(conn, id)
         deleteCalls.run(row.sessionId, row.seq)
         replaced += 1
       } else {
-        const result = insert.run(first, row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text))
+        const result = insert.run(first, row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash, packEventJson(row.eventJson, row.text, row.time), Buffer.byteLength(row.eventJson, 'utf8'), encodeText(row.text), revisions.change(row.sessionId))
         id = Number(result.lastInsertRowid)
         first = null
         written += 1
@@ -104,6 +106,7 @@ export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMe
     for (const [sessionId, entry] of touched) {
       bump.run(entry.added, entry.maxSeq, entry.minTime, entry.minTime, entry.maxTime, entry.maxTime, sessionId)
     }
+    revisions.commit()
     return { written, unchanged, replaced }
   }))
 }
@@ -125,6 +128,9 @@ export function deleteMessages(conn: SqliteConnection, sessionId: string, seqs: 
       remove.run(id)
       removed += 1
     }
+    const revisions = new Revisions(conn)
+    if (removed > 0) revisions.remove(sessionId)
+    revisions.commit()
     conn.stmt(`
       UPDATE sessions SET
         message_count = (SELECT count(*) FROM messages WHERE session_id = ?1),
@@ -160,8 +166,13 @@ export function forgetSessions(conn: SqliteConnection, sessionIds: readonly stri
 export function markElided(conn: SqliteConnection, sessionId: string, seqs: readonly number[], checkpointId: string): void {
   if (seqs.length === 0) return
   conn.guard('mark elided', () => conn.transaction(() => {
-    const mark = conn.stmt('UPDATE messages SET elided_by = ? WHERE session_id = ? AND seq = ?')
-    for (const seq of seqs) mark.run(checkpointId, sessionId, seq)
+    // a row marked so already is no change (its session's revision stays)
+    const mark = conn.stmt('UPDATE messages SET elided_by = ?1, rev = ?2 WHERE session_id = ?3 AND seq = ?4 AND elided_by IS NOT ?1')
+    const revisions = new Revisions(conn)
+    let marked = 0
+    for (const seq of seqs) marked += Number(mark.run(checkpointId, revisions.of(sessionId), sessionId, seq).changes)
+    if (marked > 0) revisions.change(sessionId)
+    revisions.commit()
   }))
 }
 
