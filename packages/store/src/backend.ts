@@ -236,6 +236,12 @@ export interface ShadowBackend {
   /** Messages in the whole store (cheap: kept per session by every write). */
   messageTotal(): Awaitable<number>
   messageHashes(sessionId: string): Awaitable<Array<{ seq: number; hash: string }>>
+  /**
+   * What changed in these sessions since the revisions given, one answer per request (same order),
+   * all from one consistent snapshot: a revision is never seen without its rows, nor a row newer
+   * than the revision returned. `undefined` for a session not stored; `since: -1` returns every row.
+   */
+  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Awaitable<Array<SessionChanges | undefined>>
   deleteMessages(sessionId: string, seqs: readonly number[]): Awaitable<number>
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Awaitable<void>
 

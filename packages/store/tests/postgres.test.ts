@@ -2,6 +2,7 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { displayLocation, PostgresBackend, ShadowStore } from '../src/index.ts'
+import { PG_SCHEMA_VERSION } from '../src/postgres/schema.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -369,13 +370,14 @@ describe('ShadowStore on PostgreSQL', () => {
     // lexemes from another stemmer (a mark no Porter stem has)
     await target.sql(`
       DROP INDEX upgrade_one.messages_words; DROP INDEX upgrade_one.messages_grams;
-      ALTER TABLE upgrade_one.messages DROP COLUMN bucket, DROP COLUMN event_bytes;
+      ALTER TABLE upgrade_one.messages DROP COLUMN bucket, DROP COLUMN event_bytes, DROP COLUMN rev;
+      ALTER TABLE upgrade_one.sessions DROP COLUMN revision, DROP COLUMN removed_rev;
       CREATE INDEX messages_words ON upgrade_one.messages USING gin (words);
       CREATE INDEX messages_grams ON upgrade_one.messages USING gin (grams public.gin_trgm_ops);
       UPDATE upgrade_one.messages SET words = words || 'stale-stemmer-lexeme'::tsvector;
       UPDATE upgrade_one.meta SET value = '1' WHERE key = 'schema_version'`)
     const upgraded = await ShadowStore.open(location)
-    expect((await upgraded.stats()).schemaVersion).toBe(5)
+    expect((await upgraded.stats()).schemaVersion).toBe(PG_SCHEMA_VERSION)
     expect((await upgraded.read({ sessionId: 'u1' })).map(row => row.text)).toEqual(['the connections were failing under load', 'plain words only'])
     const lexemes = await target.sql("SELECT count(*)::int AS n FROM upgrade_one.messages WHERE words @@ 'stale-stemmer-lexeme'::tsquery")
     expect(lexemes[0]!['n']).toBe(0)

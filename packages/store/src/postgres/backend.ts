@@ -3,15 +3,17 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
+import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { deepLineage, onlySegments, splitLineage, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
+import { sessionChanges } from './changes.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoints, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, lineageFrom, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
+import { PgRevisions } from './revisions.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
 import { appendRows, forgetRows, recountSession } from './writes.ts'
@@ -265,8 +267,18 @@ export class PostgresBackend implements ShadowBackend {
       // overwritten by a count taken before its rows were visible.
       await db.query('SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId])
       await recountSession(db, sessionId)
+      if ((removed.rowCount ?? 0) > 0) {
+        const revisions = PgRevisions.none()
+        revisions.remove(sessionId)
+        await revisions.bump(db)
+      }
       return removed.rowCount ?? 0
     })
+  }
+
+  /** One statement: one snapshot (changes.ts). */
+  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Promise<Array<SessionChanges | undefined>> {
+    return sessionChanges(this.connection, requests)
   }
 
   async forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): Promise<ForgetCounts> {
@@ -281,7 +293,14 @@ export class PostgresBackend implements ShadowBackend {
   async markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Promise<void> {
     if (seqs.length === 0) return
     this.assertWritable('mark elided')
-    await this.query('mark elided', 'UPDATE messages SET elided_by = $1 WHERE session_id = $2 AND seq = ANY($3::bigint[])', [checkpointId, sessionId, seqs])
+    await this.connection.transaction('mark elided', async db => {
+      // rows first, then the session (the order appends lock in); a row marked so already is no change
+      const revisions = await PgRevisions.read(db, [sessionId])
+      const marked = await db.query<{ seq: number }>('UPDATE messages SET elided_by = $1, rev = $4 WHERE session_id = $2 AND seq = ANY($3::bigint[]) AND elided_by IS DISTINCT FROM $1 RETURNING seq',
+        [checkpointId, sessionId, seqs, revisions.of(sessionId)])
+      revisions.change(sessionId, marked.rows.map(row => row.seq))
+      await revisions.bump(db)
+    })
   }
 
   async putCheckpoint(input: CheckpointInput, derived: CheckpointDerived): Promise<void> {

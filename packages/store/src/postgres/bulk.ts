@@ -9,6 +9,7 @@ import type pg from 'pg'
 import { BULK_LOAD_META, bulkLockKey, pgError, SCHEMA_NAME, trgmSchema, type PgConnection } from './connection.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { DAY_PREFIX, tsvectorText } from './tokens.ts'
+import { PgRevisions } from './revisions.ts'
 import { migrationSql, PG_TABLES, TEXT_INDEX_NAMES, TEXT_INDEXES_SQL } from './schema.ts'
 import { recountSession } from './writes.ts'
 
@@ -63,18 +64,22 @@ export class BulkLoad {
       }
       await tagOf(`${source}sessions`, from) // the source must exist: NOT_FOUND, not an empty copy
       const toTag = await tagOf('sessions', to)
-      const inserted = await this.holder.query(`
-        INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text, words, grams)
+      // the copied rows are a change of `to` like any append: stamped with its next revision
+      const revisions = await PgRevisions.read(this.holder, [to])
+      const inserted = await this.holder.query<{ seq: number }>(`
+        INSERT INTO messages(session_id, seq, shadow_id, event_type, role, source_kind, turn, step, tool_name, call_id, time, tokens, hash, event_json, event_bytes, text, words, grams, rev)
         SELECT $2, m.seq, $3 || '.' || m.seq, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time + $4::bigint * 86400000, m.tokens, m.hash, m.event_json, m.event_bytes, m.text,
           ts_delete(m.words, ARRAY(SELECT u.lexeme FROM unnest(m.words) u WHERE u.lexeme LIKE '~%')) || $5::tsvector
             || coalesce((SELECT array_to_tsvector(array_agg('${DAY_PREFIX}' || to_char(to_date(substr(u.lexeme, ${DAY_PREFIX.length + 1}), 'YYYYMMDD') + $4::int, 'YYYYMMDD')))
               FROM unnest(m.words) u WHERE u.lexeme LIKE '${DAY_PREFIX}%'), ''::tsvector),
-          m.grams
+          m.grams, $6::bigint
         FROM ${source}messages m WHERE m.session_id = $1 ORDER BY m.seq
-        ON CONFLICT (session_id, seq) DO NOTHING`,
-      [from, to, toTag, shiftDays, tsvectorText('', toTag)])
+        ON CONFLICT (session_id, seq) DO NOTHING RETURNING seq`,
+      [from, to, toTag, shiftDays, tsvectorText('', toTag), revisions.of(to)])
+      revisions.change(to, inserted.rows.map(row => row.seq))
       await this.holder.query(`INSERT INTO message_calls(session_id, call_id, seq) SELECT $2, call_id, seq FROM ${source}message_calls WHERE session_id = $1 ON CONFLICT DO NOTHING`, [from, to])
       await recountSession(this.holder, to)
+      await revisions.bump(this.holder)
       await this.holder.query('COMMIT')
       return inserted.rowCount ?? 0
     } catch (error) {

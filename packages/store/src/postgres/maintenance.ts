@@ -5,6 +5,7 @@ import { ShadowStoreError } from '../errors.ts'
 import type { StoreStats } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { eventJsonOf, ROW_BYTES, storedEventJson } from './rows.ts'
+import { PgRevisions } from './revisions.ts'
 import { PG_SCHEMA_VERSION, PG_TABLES } from './schema.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
 
@@ -34,7 +35,7 @@ export async function expireCheckpoints(connection: PgConnection, checkpointIds:
   return connection.transaction('expire originals', async db => {
     // the fork check again, in the dropping transaction: a fork registered since the candidates
     // were listed sees these rows on its surface
-    const found = await db.query<{ id: number; elided_by: string; bytes: number }>(`SELECT m.id, m.elided_by, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ANY($1::text[]) AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointIds])
+    const found = await db.query<{ id: number; session_id: string; seq: number; elided_by: string; bytes: number }>(`SELECT m.id, m.session_id, m.seq, m.elided_by, ${ROW_BYTES} AS bytes FROM messages m WHERE m.elided_by = ANY($1::text[]) AND m.expired_at IS NULL AND ${NO_FORK_SEES} ORDER BY m.id FOR UPDATE OF m`, [checkpointIds])
     const counts = new Map<string, { rows: number; bytes: number }>()
     for (const row of found.rows) {
       const count = counts.get(row.elided_by) ?? { rows: 0, bytes: 0 }
@@ -44,9 +45,14 @@ export async function expireCheckpoints(connection: PgConnection, checkpointIds:
     }
     if (found.rows.length > 0) {
       // content and index entries go; identity and hash stay (the log still verifies)
-      await db.query("UPDATE messages SET text = ''::bytea, event_json = ''::bytea, words = ''::tsvector, grams = '', expired_at = $1 WHERE id = ANY($2::bigint[])", [time, found.rows.map(row => row.id)])
+      const revisions = await PgRevisions.read(db, found.rows.map(row => row.session_id))
+      await db.query("UPDATE messages m SET text = ''::bytea, event_json = ''::bytea, words = ''::tsvector, grams = '', expired_at = $1, rev = r.rev FROM unnest($2::bigint[], $3::bigint[]) AS r(id, rev) WHERE m.id = r.id",
+        [time, found.rows.map(row => row.id), found.rows.map(row => revisions.of(row.session_id))])
+      for (const row of found.rows) revisions.change(row.session_id, [row.seq])
       await db.query('UPDATE checkpoints c SET expired_at = coalesce(c.expired_at, $1), expired_rows = c.expired_rows + e.n FROM unnest($2::text[], $3::bigint[]) AS e(id, n) WHERE c.checkpoint_id = e.id',
         [time, [...counts.keys()], [...counts.values()].map(count => count.rows)])
+      // sessions last, as every writer locks them
+      await revisions.bump(db)
     }
     // a checkpoint named twice expired once: its first mention has the rows (as SQLite's, one by one)
     const seen = new Set<string>()
@@ -162,16 +168,17 @@ async function setMeta(connection: PgConnection, key: string, value: string): Pr
   await connection.query('write meta', 'INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
 }
 
-interface RedactRow { id: number; text: Buffer; time: number; event_json: Buffer; hash: string; expired_at: number | null; tag: string }
+interface RedactRow { id: number; session_id: string; seq: number; text: Buffer; time: number; event_json: Buffer; hash: string; expired_at: number | null; tag: string }
 
 /** A row that changes under the pass this many times in a row stops it (resumable). */
 const REDACT_ATTEMPTS = 20
 
 /**
  * Redact one row as read, in the caller's transaction, only if it is still as read (same hash,
- * same expiry): 'stale' when a writer or retention changed it since.
+ * same expiry), stamped with `rev`: 'stale' when a writer or retention changed it since,
+ * 'rehashed' when only its hash was rewritten.
  */
-async function redactRow(db: pg.PoolClient, row: RedactRow, redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews): Promise<'kept' | 'changed' | 'stale'> {
+async function redactRow(db: pg.PoolClient, row: RedactRow, rev: number, redaction: StoredRedaction, analyze: (text: string, time: number) => IndexViews): Promise<'kept' | 'rehashed' | 'changed' | 'stale'> {
   const text = Buffer.from(row.text).toString('utf8')
   const json = eventJsonOf(row.event_json, text)
   const redactedText = redaction.text(text)
@@ -181,13 +188,13 @@ async function redactRow(db: pg.PoolClient, row: RedactRow, redaction: StoredRed
     // a row kept by an older version may have the hash of its unredacted event: replace it
     const hash = redaction.hash(json)
     if (json.length === 0 || row.hash === hash) return 'kept'
-    const updated = await db.query(`UPDATE messages SET hash = $4 WHERE id = $1 ${unchanged}`, [row.id, row.hash, row.expired_at, hash])
-    return updated.rowCount === 0 ? 'stale' : 'kept'
+    const updated = await db.query(`UPDATE messages SET hash = $4, rev = $5 WHERE id = $1 ${unchanged}`, [row.id, row.hash, row.expired_at, hash, rev])
+    return updated.rowCount === 0 ? 'stale' : 'rehashed'
   }
   const views: IndexViews = row.expired_at === null ? analyze(redactedText, Number(row.time)) : { words: '', grams: '' }
-  const updated = await db.query(`UPDATE messages SET text = $4, event_json = $5, event_bytes = $6, hash = $7, words = $8::tsvector, grams = $9 WHERE id = $1 ${unchanged}`, [
+  const updated = await db.query(`UPDATE messages SET text = $4, event_json = $5, event_bytes = $6, hash = $7, words = $8::tsvector, grams = $9, rev = $10 WHERE id = $1 ${unchanged}`, [
     row.id, row.hash, row.expired_at, Buffer.from(redactedText, 'utf8'), redactedJson.length === 0 ? Buffer.alloc(0) : storedEventJson(redactedJson, redactedText),
-    Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams)])
+    Buffer.byteLength(redactedJson, 'utf8'), redaction.hash(redactedJson), row.expired_at === null ? tsvectorText(views.words, row.tag, views.days) : '', gramsText(views.grams), rev])
   return updated.rowCount === 0 ? 'stale' : 'changed'
 }
 
@@ -201,7 +208,7 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
   let after = Number((await connection.query<{ value: string }>('redact stored rows', 'SELECT value FROM meta WHERE key = $1', [REDACT_PASS_META]))[0]?.value ?? 0)
   let done = (await connection.query<{ n: number }>('redact stored rows', 'SELECT count(*)::bigint AS n FROM messages WHERE id <= $1', [after]))[0]?.n ?? 0
   let changed = 0
-  const select = 'SELECT m.id, m.text, m.time, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
+  const select = 'SELECT m.id, m.session_id, m.seq, m.text, m.time, m.event_json, m.hash, m.expired_at, s.tag FROM messages m JOIN sessions s ON s.session_id = m.session_id'
   for (;;) {
     const rows = await connection.query<RedactRow>('redact stored rows', `${select} WHERE m.id > $1 ORDER BY m.id LIMIT $2`, [after, REDACT_BATCH])
     if (rows.length === 0) break
@@ -213,11 +220,15 @@ export async function redactStored(connection: PgConnection, redaction: StoredRe
       const outcome = await connection.transaction('redact stored rows', async db => {
         const stale: number[] = []
         let count = 0
+        // a rehashed row changed too (its hash is read back): its session's revision moves
+        const revisions = await PgRevisions.read(db, pending.map(row => row.session_id))
         for (const row of pending) {
-          const result = await redactRow(db, row, redaction, analyze)
+          const result = await redactRow(db, row, revisions.of(row.session_id), redaction, analyze)
           if (result === 'stale') stale.push(row.id)
-          else if (result === 'changed') count += 1
+          if (result === 'changed' || result === 'rehashed') revisions.change(row.session_id, [row.seq])
+          if (result === 'changed') count += 1
         }
+        await revisions.bump(db)
         if (stale.length === 0) await db.query('INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [REDACT_PASS_META, String(rows.at(-1)!.id)])
         return { stale, count }
       })

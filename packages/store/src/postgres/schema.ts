@@ -166,6 +166,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX sessions_workspace ON sessions USING hash (workspace);
     `,
   },
+  {
+    // Per-session revisions (backend.ts SessionChanges): every write transaction that changes a
+    // session's rows adds 1 to its revision (its row lock orders them in commit order) and stamps
+    // those rows with it, so a resident index reads what changed since the revision it holds as
+    // one index range. Rows stored before carry 0. Columns with a constant default rewrite nothing.
+    version: 6,
+    sql: `
+      ALTER TABLE sessions ADD COLUMN revision bigint NOT NULL DEFAULT 0, ADD COLUMN removed_rev bigint NOT NULL DEFAULT 0;
+      ALTER TABLE messages ADD COLUMN rev bigint NOT NULL DEFAULT 0;
+      CREATE INDEX messages_rev ON messages(session_id, rev);
+    `,
+  },
 ]
 
 /** Rows per id bucket (a power of two: the bucket is id >> BUCKET_BITS). */

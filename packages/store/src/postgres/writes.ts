@@ -2,14 +2,15 @@
  * Message writes on PostgreSQL: idempotent upserts keyed by (session, seq) for many concurrent
  * writers. Existing rows are locked first, new rows inserted with ON CONFLICT DO NOTHING (another
  * writer may insert the same row at the same moment: it is then compared like an existing one),
- * session counters bumped last, all in one transaction; rows in (session, seq) order and sessions
- * in id order so two writers never wait on each other in a cycle.
+ * session counters and revisions bumped last, all in one transaction; rows in (session, seq) order
+ * and sessions in id order so two writers never wait on each other in a cycle.
  */
 import type pg from 'pg'
 import type { ForgetCounts, PreparedMessage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult } from '../types.ts'
+import { PgRevisions } from './revisions.ts'
 import { storedEventJson } from './rows.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
 
@@ -20,14 +21,15 @@ interface Touched {
   maxTime: number
 }
 
-const COLUMNS = ['session_id', 'seq', 'shadow_id', 'event_type', 'role', 'source_kind', 'turn', 'step', 'tool_name', 'call_id', 'time', 'tokens', 'hash', 'event_json', 'event_bytes', 'text', 'words', 'grams'] as const
-const TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'text', 'bytea', 'bigint', 'bytea', 'text', 'text'] as const
+const COLUMNS = ['session_id', 'seq', 'shadow_id', 'event_type', 'role', 'source_kind', 'turn', 'step', 'tool_name', 'call_id', 'time', 'tokens', 'hash', 'event_json', 'event_bytes', 'text', 'words', 'grams', 'rev'] as const
+const TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'text', 'bytea', 'bigint', 'bytea', 'text', 'text', 'bigint'] as const
 
-function columnsOf(rows: readonly PreparedMessage[]): unknown[][] {
+function columnsOf(rows: readonly PreparedMessage[], revisions: PgRevisions): unknown[][] {
   const columns: unknown[][] = COLUMNS.map(() => [])
   for (const row of rows) {
     const values = [row.sessionId, row.seq, row.shadowId, row.eventType, row.role, row.sourceKind, row.turn, row.step, row.toolName, row.callId, row.time, row.tokens, row.hash,
-      storedEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag, row.days), gramsText(row.grams)]
+      storedEventJson(row.eventJson, row.text), Buffer.byteLength(row.eventJson, 'utf8'), Buffer.from(row.text, 'utf8'), tsvectorText(row.words, row.tag, row.days), gramsText(row.grams),
+      revisions.of(row.sessionId)]
     values.forEach((value, index) => columns[index]!.push(value))
   }
   return columns
@@ -42,7 +44,7 @@ const INSERT_SQL = `
 const UPDATE_SQL = `
   UPDATE messages m SET event_type = r.event_type, role = r.role, source_kind = r.source_kind, turn = r.turn, step = r.step, tool_name = r.tool_name,
     call_id = r.call_id, time = r.time, tokens = r.tokens, hash = r.hash, event_json = r.event_json, event_bytes = r.event_bytes, text = r.text, words = r.words::tsvector, grams = r.grams,
-    elided_by = NULL, expired_at = NULL
+    elided_by = NULL, expired_at = NULL, rev = r.rev
   FROM ${UNNEST} WHERE m.session_id = r.session_id AND m.seq = r.seq`
 
 const key = (sessionId: string, seq: number): string => `${sessionId}\u0000${seq}`
@@ -57,6 +59,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
   let written = 0
   let replaced = 0
   const sessions = [...new Set(rows.map(row => row.sessionId))]
+  const revisions = await PgRevisions.read(db, sessions)
   const stored = new Map<string, string>()
   const lockExisting = async (targets: readonly PreparedMessage[]): Promise<void> => {
     if (targets.length === 0) return
@@ -70,7 +73,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
   const fresh = rows.filter(row => !stored.has(key(row.sessionId, row.seq)))
   const inserted = new Set<string>()
   if (fresh.length > 0) {
-    const result = await db.query<{ session_id: string; seq: number }>(INSERT_SQL, columnsOf(fresh))
+    const result = await db.query<{ session_id: string; seq: number }>(INSERT_SQL, columnsOf(fresh, revisions))
     for (const row of result.rows) inserted.add(key(row.session_id, row.seq))
     // a kill here leaves an open transaction: PostgreSQL must roll all of it back
     if (inserted.size > 0) failpoint('store.mid-append')
@@ -86,7 +89,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
     else changed.push(row)
   }
   if (changed.length > 0) {
-    await db.query(UPDATE_SQL, columnsOf(changed))
+    await db.query(UPDATE_SQL, columnsOf(changed, revisions))
     await db.query('DELETE FROM message_calls WHERE (session_id, seq) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))', [changed.map(row => row.sessionId), changed.map(row => row.seq)])
     replaced = changed.length
   }
@@ -107,21 +110,26 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
     entry.minTime = Math.min(entry.minTime, row.time)
     entry.maxTime = Math.max(entry.maxTime, row.time)
     touched.set(row.sessionId, entry)
+    revisions.change(row.sessionId, [row.seq])
   }
-  for (const sessionId of sessions.toSorted()) {
-    const entry = touched.get(sessionId)
-    if (entry === undefined) continue
-    const bump = (): Promise<pg.QueryResult> => db.query(`
+  for (const sessionId of revisions.sessions()) {
+    const entry = touched.get(sessionId)!
+    // the session's revision moves with its counters: one statement, under its row lock
+    const bump = async (): Promise<number | undefined> => (await db.query<{ revision: number }>(`
       UPDATE sessions SET message_count = message_count + $2, last_seq = greatest(last_seq, $3),
-        first_time = least(coalesce(first_time, $4), $4), last_time = greatest(coalesce(last_time, $5), $5)
-      WHERE session_id = $1`, [sessionId, entry.added, entry.maxSeq, entry.minTime, entry.maxTime])
-    if ((await bump()).rowCount !== 0) continue
-    // Another host forgot the session between the store's registration check and this commit: its
-    // rows are gone, ours are not. Register it again (the rows carry its tag) rather than leave
-    // rows that belong to no session.
-    const tag = rows.find(row => row.sessionId === sessionId)!.tag
-    await db.query('INSERT INTO sessions(session_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING', [sessionId, tag])
-    if ((await bump()).rowCount === 0) throw new ShadowStoreError('CONFLICT', `session ${sessionId} was forgotten while this batch was written and its tag ${tag} is taken; retry the write`)
+        first_time = least(coalesce(first_time, $4), $4), last_time = greatest(coalesce(last_time, $5), $5), revision = revision + 1
+      WHERE session_id = $1 RETURNING revision`, [sessionId, entry.added, entry.maxSeq, entry.minTime, entry.maxTime])).rows[0]?.revision
+    let revision = await bump()
+    if (revision === undefined) {
+      // Another host forgot the session between the store's registration check and this commit: its
+      // rows are gone, ours are not. Register it again (the rows carry its tag) rather than leave
+      // rows that belong to no session.
+      const tag = rows.find(row => row.sessionId === sessionId)!.tag
+      await db.query('INSERT INTO sessions(session_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING', [sessionId, tag])
+      revision = await bump()
+      if (revision === undefined) throw new ShadowStoreError('CONFLICT', `session ${sessionId} was forgotten while this batch was written and its tag ${tag} is taken; retry the write`)
+    }
+    await revisions.settle(db, sessionId, revision)
   }
   return { written, unchanged, replaced }
 }
