@@ -96,8 +96,25 @@ export function indexViews(text: string): { words: string; grams: string } {
   return { words: extra.length === 0 ? words : `${words}\n${extra.join(' ')}`, grams: anchors(clean) }
 }
 
-/** The literal anchors of a text, space separated, at most MAX_ANCHOR_CHARS. */
-export function anchors(text: string): string {
+/**
+ * The distinct literal anchors of a text as its grams view holds them, lowercased (the trigram
+ * index folds case): what the resident index answers substring terms from (resident/). `complete`:
+ * every run of anchor characters of the text itself is among them (no tool-call rendering blanked,
+ * NFKC changed nothing, no run dropped for a CJK letter or the size cap), so a piece made of
+ * anchor characters that the lowercased text holds is inside one of them.
+ */
+export function anchorView(text: string): { readonly anchors: string[]; readonly complete: boolean } {
+  const cut = text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text
+  const blanked = withoutBoilerplate(cut)
+  const clean = normalize(blanked)
+  // NFKC changes only non-ASCII text
+  let complete = cut.length === text.length && blanked === cut && (!/[^\p{ASCII}]/u.test(cut) || cut === cut.normalize('NFKC'))
+  const view = anchors(clean, () => { complete = false })
+  return { anchors: view.length === 0 ? [] : [...new Set(view.toLowerCase().split(' '))], complete }
+}
+
+/** The literal anchors of a text, space separated, at most MAX_ANCHOR_CHARS (`dropped`: a run left out for a CJK letter or the cap). */
+export function anchors(text: string, dropped?: () => void): string {
   const seen = new Set<string>()
   let length = 0
   const take = (value: string): boolean => {
@@ -107,10 +124,20 @@ export function anchors(text: string): string {
     length += value.length + 1
     return true
   }
-  for (const match of text.matchAll(CJK_RUN)) if (!take(match[0])) break
+  for (const match of text.matchAll(CJK_RUN)) {
+    if (!take(match[0])) {
+      dropped?.()
+      break
+    }
+  }
   for (const match of text.matchAll(ANCHOR)) {
     const token = match[0]
-    if (token.length >= 3 && ANCHOR_SHAPE.test(token) && !HAS_CJK.test(token) && !take(token)) break
+    if (token.length < 3 || !ANCHOR_SHAPE.test(token)) continue
+    if (HAS_CJK.test(token)) dropped?.()
+    else if (!take(token)) {
+      dropped?.()
+      break
+    }
   }
   return [...seen].join(' ')
 }

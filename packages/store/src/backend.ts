@@ -195,6 +195,10 @@ export interface SessionChanges {
    * `removedRev` with `since` to know whether to drop rows the caller holds (reload with since -1).
    */
   readonly rows: ShadowMessage[]
+  /** Each row's event JSON as stored (event-json.ts `packEventJson`), same order: a resident index puts a hit's event back together from it. */
+  readonly events: ReadonlyArray<Uint8Array | string>
+  /** The session's rows (its counter in the same snapshot): whether a scope is small enough to hold. */
+  readonly messageCount: number
 }
 
 /** SQLite answers synchronously; a network database would not. The store awaits either. */
@@ -229,6 +233,11 @@ export interface ShadowBackend {
 
   appendMessages(rows: readonly PreparedMessage[]): Awaitable<AppendResult>
   getMessage(sessionId: string, seq: number): Awaitable<ShadowMessage | undefined>
+  /**
+   * Rows by key, in their order (undefined for one not stored), in one read. Optional: without it
+   * a caller asks `getMessage` per key (PostgreSQL answers the calls of one tick in one statement).
+   */
+  getMessages?(keys: ReadonlyArray<{ readonly sessionId: string; readonly seq: number }>): Awaitable<Array<ShadowMessage | undefined>>
   readMessages(query: ReadQuery): Awaitable<ShadowMessage[]>
   /** The results (role tool) and calling assistant messages of these (session, call id) pairs, without event JSON. */
   callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): Awaitable<ShadowMessage[]>

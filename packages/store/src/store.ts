@@ -17,6 +17,8 @@ import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
 import { checkpointScope, lineage, lookupAllInLineage, lookupInLineage, marksInLineage, messageFilter, scopeAndLineage, scopeBounds, scopeSegments, type ReadOptions, type ScopeOptions } from './scope.ts'
 import { search } from './search/search.ts'
+import { deepLineage } from './filter.ts'
+import { SessionIndexRegistry, type ResidentOptions } from './resident/registry.ts'
 import type { SearchOptions, SearchResult } from './search/types.ts'
 import { isPostgresLocation, locationProblem, type PostgresBackendOptions } from './postgres/connection.ts'
 import { PostgresBackend } from './postgres/backend.ts'
@@ -55,6 +57,13 @@ export interface ShadowStoreOptions extends SqliteBackendOptions, PostgresBacken
    * on (or its patterns changed), rebuilding the index for a new analyzer.
    */
   readonly onProgress?: (task: 'redact' | 'reindex', done: number, total: number) => void
+  /**
+   * Resident search (resident/): a lineage scope (a session and its fork ancestors, the recall
+   * tools' default) is searched in memory, every match ranked. `maxBytes` bounds the memory (default
+   * 256 MiB, least recently searched sessions leave first; 0 turns it off), `maxMessages` the scope
+   * (default 200,000 messages; larger ones read the index lists). `false`: off.
+   */
+  readonly resident?: ResidentOptions | false
 }
 
 /** Where a store keeps its redaction policy, so every writer applies the same one. */
@@ -67,6 +76,18 @@ const REDACT_META = 'redact'
  */
 const REDACTION_VERSION = 4
 const REDACTION_VERSION_META = 'redaction_version'
+
+/** Resident search limits, checked (off: maxBytes 0). */
+function residentOptions(given: ResidentOptions | false | undefined): ResidentOptions {
+  if (given === undefined) return {}
+  if (given === false) return { maxBytes: 0 }
+  if (typeof given !== 'object' || given === null) throw invalid('resident must be an object or false')
+  for (const name of ['maxBytes', 'maxMessages'] as const) {
+    const value = given[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw invalid(`resident.${name} must be a non-negative integer`)
+  }
+  return given
+}
 
 function savedRedactor(saved: string | undefined): Redactor | undefined {
   if (saved === undefined || saved === 'off') return undefined
@@ -84,9 +105,11 @@ export class ShadowStore {
   private readonly tagHolders = new Map<string, string>()
   private readonly redactor: Redactor | undefined
   private readonly policy: RedactionOptions | null
+  private readonly resident: SessionIndexRegistry
 
-  constructor(backend: ShadowBackend, options: Pick<ShadowStoreOptions, 'redact'> & { readonly redactor?: Redactor } = {}) {
+  constructor(backend: ShadowBackend, options: Pick<ShadowStoreOptions, 'redact' | 'resident'> & { readonly redactor?: Redactor } = {}) {
     this.backend = backend
+    this.resident = new SessionIndexRegistry(residentOptions(options.resident))
     this.redactor = options.redactor ?? (options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact))
     this.policy = this.redactor?.options ?? null
   }
@@ -119,7 +142,8 @@ export class ShadowStore {
     assertString(path, 'store path', 4096)
     const problem = locationProblem(path)
     if (problem !== undefined) throw invalid(`the shadow store location ${problem}`)
-    // bad redaction patterns fail before any file is touched
+    // bad redaction patterns and resident limits fail before any file is touched
+    residentOptions(options.resident)
     const given = options.redact === undefined || options.redact === false ? undefined : new Redactor(options.redact)
     const backend: ShadowBackend = isPostgresLocation(path) ? await PostgresBackend.open(path, options) : await SqliteBackend.open(path, options)
     try {
@@ -137,7 +161,7 @@ export class ShadowStore {
           await backend.setMeta(REDACT_META, policy)
         }
       }
-      const store = new ShadowStore(backend, redactor === undefined ? {} : { redactor })
+      const store = new ShadowStore(backend, { ...(redactor === undefined ? {} : { redactor }), ...(options.resident === undefined ? {} : { resident: options.resident }) })
       if (options.readOnly !== true) {
         // a redacting store from before row hashes were of the stored form: one pass rehashes it
         // (the old hash of the unredacted event is what a dictionary attack needs)
@@ -466,7 +490,19 @@ export class ShadowStore {
 
   /** Ranked full-text search over the scope's history (see `search/search.ts`). */
   async search(query: string, options: SearchOptions): Promise<SearchResult> {
-    return search(this.backend, query, options)
+    return search(this.backend, query, options, undefined, this.resident)
+  }
+
+  /**
+   * Build the resident index of a session's lineage ahead of its first search, in slices that let
+   * other calls run (a resumed session of 10k messages takes about a second of analysis). A search
+   * meanwhile reads the index lists. Nothing is built for a lineage resident search does not hold
+   * (too large, too deep, or resident search off).
+   */
+  async warm(sessionId: string): Promise<void> {
+    const scope = await scopeAndLineage(this.backend, { sessionId: assertString(sessionId, 'sessionId') })
+    if (deepLineage(scope.segments)) return
+    await this.resident.warm(this.backend, scope.segments)
   }
 
   // ---- maintenance ----------------------------------------------------------------------------
@@ -525,7 +561,10 @@ export class ShadowStore {
    */
   async forget(sessionId: string, options: ForgetOptions = {}): Promise<ForgetReport> {
     const report = await forgetSession(this.backend, assertString(sessionId, 'sessionId'), options)
-    for (const id of report.forgotten) this.tags.delete(id)
+    for (const id of report.forgotten) {
+      this.tags.delete(id)
+      this.resident.drop(id)
+    }
     return report
   }
 }

@@ -40,6 +40,13 @@ async function countingBackend(path: string): Promise<{ backend: SqliteBackend; 
     for (const row of rows) chars += row?.text.length ?? 0
     return rows
   }
+  // and a resident index's reads of a session's rows (light, cut like the lists' rows)
+  const changes = backend.sessionChanges.bind(backend)
+  backend.sessionChanges = (requests: Parameters<SqliteBackend['sessionChanges']>[0]) => {
+    const answers = changes(requests)
+    for (const answer of answers) for (const row of answer?.rows ?? []) chars += row.text.length
+    return answers
+  }
   return { backend, chars: () => chars, reset: () => { chars = 0 } }
 }
 

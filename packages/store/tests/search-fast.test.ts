@@ -12,36 +12,7 @@ import { coverageTerms } from '../src/search/ranking.ts'
 import { packEventJson, unpackEventJson } from '../src/event-json.ts'
 import { SCHEMA_VERSION } from '../src/sqlite/schema.ts'
 import { message, SQLITE_BEFORE_V7, tempDir } from './helpers.ts'
-
-/** Deterministic generator (a 32-bit LCG, Numerical Recipes constants): the corpus is the same on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296
-}
-
-const STEMS = ['connect', 'retry', 'happy', 'ay', 'toy', 'key', 'ey', 'valency', 'relational', 'possibility', 'pool', 'deprecate', 'idempotent', 'migrate', 'hop', 'cry', 'ties', 'db', 'timeout', 'refund', 'payment', 'lease', 'a', 'i', 'x1', '42', 'user', 'name']
-const SUFFIXES = ['', 's', 'es', 'ed', 'ing', 'ion', 'ions', 'ly', 'ness', 'ful', 'ational', 'izer', 'ization', 'ies', 'y', 'er', 'able']
-const GLUE = [' ', ' ', ' ', '\n', '. ', ', ', '/', '_', '-', '.', '(', ') ', ': ', '"', '==', '\t']
-
-function word(next: () => number): string {
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
-  const base = pick(STEMS) + pick(SUFFIXES)
-  const roll = next()
-  if (roll < 0.15) return base[0]!.toUpperCase() + base.slice(1)
-  if (roll < 0.3) return `get${base[0]!.toUpperCase()}${base.slice(1)}${pick(['Name', 'ID', 'Pool', '', 'Retries'])}`
-  if (roll < 0.35) return base.toUpperCase()
-  if (roll < 0.37) return `${base}é`
-  if (roll < 0.38) return `${base}连接`
-  return base
-}
-
-function generatedText(next: () => number): string {
-  const parts: string[] = []
-  const length = 1 + Math.floor(next() * 60)
-  for (let index = 0; index < length; index += 1) parts.push(word(next), GLUE[Math.floor(next() * GLUE.length)]!)
-  if (next() < 0.1) parts.push('[tool call shell] {"cmd":"retry the pool"}')
-  return parts.join('')
-}
+import { generatedText, GLUE, pointsOf, random, word } from './generated-text.ts'
 
 /** Scans a text for 1-4 ASCII query terms both ways, expects the same scan; whether it found any term. */
 function sameAsExhaustive(body: string, next: () => number): boolean {
@@ -49,14 +20,6 @@ function sameAsExhaustive(body: string, next: () => number): boolean {
   const fast = scanTerms(body, terms)
   expect(fast, `${JSON.stringify(body)} ${JSON.stringify(terms)}`).toEqual(scanTerms(body, terms, undefined, 'exhaustive'))
   return fast.covered.some(Boolean)
-}
-
-/** A random code point of one of the blocks (each block equally likely). */
-function pointsOf(blocks: ReadonlyArray<readonly [number, number]>, next: () => number): () => string {
-  return () => {
-    const [from, to] = blocks[Math.floor(next() * blocks.length)]!
-    return String.fromCodePoint(from + Math.floor(next() * (to - from + 1)))
-  }
 }
 
 describe('fast ASCII scan', () => {

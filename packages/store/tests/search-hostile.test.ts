@@ -58,17 +58,18 @@ describe.each(TARGETS)('hostile search options on $name', target => {
   it.each([['Latin', 'lorem ipsum '], ['Chinese', '数据库连接池耗尽 ']])('reads a 2 MB %s output as a candidate only up to the candidate cut, and returns it cut', async (_script, filler) => {
     const sessionId = `hb${filler.length}`
     await store.append([message(sessionId, 1, `needle in a huge output ${filler.repeat(Math.ceil(2_000_000 / Buffer.byteLength(filler)))}`), message(sessionId, 2, 'needle in a short one')])
-    const backend = store.backend as unknown as Record<'candidateRows' | 'searchIndexes' | 'searchIndex' | 'getMessage', (...args: never[]) => unknown>
+    const backend = store.backend as unknown as Record<'candidateRows' | 'searchIndexes' | 'searchIndex' | 'getMessage' | 'sessionChanges', (...args: never[]) => unknown>
     const chars = (row: ShadowMessage): number => row.text.length
     let longest = 0
     const measure = (rows: unknown): void => {
-      for (const row of [rows].flat(2) as Array<ShadowMessage | { hits: Array<{ message: ShadowMessage }> } | undefined>) {
+      for (const row of [rows].flat(2) as Array<ShadowMessage | { hits: Array<{ message: ShadowMessage }> } | { rows: ShadowMessage[] } | undefined>) {
         if (row === undefined || row === null) continue
-        for (const read of 'hits' in row ? row.hits.map(hit => hit.message) : [row]) longest = Math.max(longest, chars(read))
+        // index lists give hits, a resident index's delta read gives rows, a read by key a row
+        for (const read of 'hits' in row ? row.hits.map(hit => hit.message) : 'rows' in row ? row.rows : [row]) longest = Math.max(longest, chars(read))
       }
     }
-    const real = Object.fromEntries((['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage'] as const).map(name => [name, backend[name]!]))
-    for (const name of ['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage'] as const) {
+    const real = Object.fromEntries((['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage', 'sessionChanges'] as const).map(name => [name, backend[name]!]))
+    for (const name of ['candidateRows', 'searchIndexes', 'searchIndex', 'getMessage', 'sessionChanges'] as const) {
       backend[name] = async (...args: never[]) => {
         const answer = await real[name]!.apply(store.backend, args)
         measure(answer)

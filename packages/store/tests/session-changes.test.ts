@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { hashEventJson, type PostgresBackend, type SessionChanges, ShadowStore, type ShadowMessageInput, sessionTag } from '../src/index.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/sqlite/schema.ts'
+import { unpackEventJson } from '../src/event-json.ts'
 import { PG_SCHEMA_VERSION } from '../src/postgres/schema.ts'
 import { message, tempDir } from './helpers.ts'
 import { TARGETS, type PostgresTarget } from './targets.ts'
@@ -56,6 +57,11 @@ describe.each(TARGETS)('session revisions on $name', target => {
     expect(await changes(store, 'a', 0)).toMatchObject({ revision: 1, removedRev: 0 })
     expect(await revisionOf(store, 'b')).toBe(1)
     expect(await changedSince(store, 'a', 0)).toEqual([1, 2])
+    // with the session's row count, and each row's event JSON as stored (its text spliced out, put back on read)
+    const stamped = (await changes(store, 'a', 0))!
+    expect(stamped.messageCount).toBe(2)
+    expect(stamped.events).toHaveLength(2)
+    expect(unpackEventJson(stamped.events[0], stamped.rows[0]!.text, stamped.rows[0]!.time)).toBe(rows[0]!.eventJson)
     expect(await store.append(rows)).toEqual({ written: 0, unchanged: 3, replaced: 0 })
     expect([await revisionOf(store, 'a'), await revisionOf(store, 'b')]).toEqual([1, 1])
     // a replaced row and a new one in one transaction: one revision, both rows stamped with it
@@ -64,7 +70,7 @@ describe.each(TARGETS)('session revisions on $name', target => {
     const delta = (await changes(store, 'a', 1))!
     expect(delta.rows.map(row => [row.seq, row.text])).toEqual([[2, 'two, from another lifetime'], [3, 'three']])
     // nothing since the current revision; everything, light, since -1
-    expect(await changes(store, 'a', 2)).toEqual({ revision: 2, removedRev: 0, rows: [] })
+    expect(await changes(store, 'a', 2)).toMatchObject({ revision: 2, removedRev: 0, rows: [], events: [] })
     const all = (await changes(store, 'a', -1))!
     expect(all.rows.map(row => row.seq)).toEqual([1, 2, 3])
     expect(all.rows.every(row => row.eventJson === '')).toBe(true)
@@ -82,9 +88,9 @@ describe.each(TARGETS)('session revisions on $name', target => {
   it('a delete bumps once and records removedRev; deleting absent rows bumps nothing', async () => {
     await store.append([1, 2, 3, 4].map(seq => message('r', seq, `row ${seq}`)))
     expect(await store.remove('r', [2, 3])).toBe(2)
-    expect(await changes(store, 'r', 1)).toEqual({ revision: 2, removedRev: 2, rows: [] })
+    expect(await changes(store, 'r', 1)).toMatchObject({ revision: 2, removedRev: 2, rows: [], events: [] })
     expect(await store.remove('r', [9])).toBe(0)
-    expect(await changes(store, 'r', 2)).toEqual({ revision: 2, removedRev: 2, rows: [] })
+    expect(await changes(store, 'r', 2)).toMatchObject({ revision: 2, removedRev: 2, rows: [], events: [] })
     expect(await changedSince(store, 'r', -1)).toEqual([1, 4])
     await store.append([message('r', 5, 'after the delete')])
     expect(await changes(store, 'r', 2)).toMatchObject({ revision: 3, removedRev: 2 })
@@ -127,7 +133,7 @@ describe.each(TARGETS)('session revisions on $name', target => {
       await redacting.reindex()
       expect([await revisionOf(redacting, 'p'), await revisionOf(redacting, 'q')]).toEqual([2, 1])
       await redacting.forget('q', { force: true })
-      expect(await redacting.backend.sessionChanges([{ sessionId: 'q', since: -1 }, { sessionId: 'p', since: 2 }])).toEqual([undefined, { revision: 2, removedRev: 0, rows: [] }])
+      expect(await redacting.backend.sessionChanges([{ sessionId: 'q', since: -1 }, { sessionId: 'p', since: 2 }])).toMatchObject([undefined, { revision: 2, removedRev: 0, rows: [], events: [] }])
     } finally {
       await redacting.close()
     }
@@ -159,7 +165,7 @@ describe.each(TARGETS)('session revisions on $name', target => {
       await second.markElided('shared', [1], 'c9')
       expect(await changes(first, 'shared', 2)).toMatchObject({ revision: 3, rows: [{ seq: 1, elidedBy: 'c9' }] })
       await second.remove('shared', [2])
-      expect(await changes(first, 'shared', 3)).toEqual({ revision: 4, removedRev: 4, rows: [] })
+      expect(await changes(first, 'shared', 3)).toMatchObject({ revision: 4, removedRev: 4, rows: [], events: [] })
     } finally {
       await first.close()
       await second.close()
@@ -284,7 +290,7 @@ describe.each(TARGETS)('session revisions on $name', target => {
     try {
       expect((await upgraded.stats()).schemaVersion).toBe(target.name === 'sqlite' ? SCHEMA_VERSION : PG_SCHEMA_VERSION)
       expect(await changes(upgraded, 'old', -1)).toMatchObject({ revision: 0, removedRev: 0, rows: [{ seq: 1, text: 'stored before revisions' }, { seq: 2, text: 'also before' }] })
-      expect(await changes(upgraded, 'old', 0)).toEqual({ revision: 0, removedRev: 0, rows: [] })
+      expect(await changes(upgraded, 'old', 0)).toMatchObject({ revision: 0, removedRev: 0, rows: [], events: [] })
       expect(await revsOf(upgraded, 'old')).toEqual(new Map([[1, 0], [2, 0]]))
       await upgraded.append([message('old', 3, 'the first row after the upgrade')])
       expect(await changes(upgraded, 'old', 0)).toMatchObject({ revision: 1, rows: [{ seq: 3 }] })

@@ -23,7 +23,7 @@ const TOKEN = /[\p{L}\p{N}\p{M}]+/gu
 const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
 
 /** The non-CJK pieces of a token with their offsets (most tokens are ASCII: one piece, no regex). */
-function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
+export function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
   if (!NON_ASCII.test(token) || !CJK.test(token)) return [{ text: token, at }]
   const pieces: Array<{ text: string; at: number }> = []
   let cursor = 0
@@ -38,6 +38,31 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 const NON_ASCII = /[^\p{ASCII}]/u
 const INNER_CAPITAL = /[a-z0-9][A-Z]/
 const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
+
+/** A scanned term matched as a CJK substring (not as a whole token). */
+export function isCjkTerm(term: string): boolean {
+  return CJK.test(term)
+}
+
+/**
+ * Every Latin piece of a sample as the exhaustive scan visits it: unicode61 tokens with their
+ * CJK runs cut out, in text order. The resident index (resident/terms.ts) counts the same pieces.
+ */
+export function forEachPiece(sample: string, visit: (piece: string, at: number) => void): void {
+  for (const match of sample.matchAll(TOKEN)) {
+    for (const { text, at } of latinPieces(match[0], match.index)) visit(text, at)
+  }
+}
+
+/** Whether a piece is scanned as camelCase: its parts are matched when the whole is not. */
+export function isCamelPiece(piece: string): boolean {
+  return piece.length <= 200 && INNER_CAPITAL.test(piece)
+}
+
+/** The camelCase parts of a piece, as the scan splits them. */
+export function camelSplit(piece: string): string[] {
+  return piece.split(CAMEL_SPLIT)
+}
 
 /** Stems of tokens seen lately: a log repeats its words on every line. */
 const STEMS = new Map<string, string>()
@@ -59,7 +84,7 @@ export function indexTerm(token: string): string {
  * Porter only rewrites endings: a stem's first two characters (one, for a one-character stem)
  * begin the token. A token whose head begins no term cannot stem to one and is not stemmed.
  */
-function headOf(token: string): string {
+export function headOf(token: string): string {
   const head = token.slice(0, 2).toLowerCase()
   if (head.charCodeAt(0) < 128 && (head.length < 2 || head.charCodeAt(1) < 128)) return head
   // folded once per distinct head: a text of many short non-ASCII tokens ('é é é …', 256 KB) otherwise
@@ -283,7 +308,7 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
   }
   if (latin.size > 0) {
     const visit = (token: string, at: number): void => {
-      const camel = token.length <= 200 && INNER_CAPITAL.test(token)
+      const camel = isCamelPiece(token)
       const head = camel ? '' : headOf(token)
       if (!camel && !heads.has(head) && !heads.has(head.slice(0, 1))) return
       const whole = latin.get(indexTerm(token))
@@ -304,9 +329,7 @@ export function scanTerms(text: string, terms: readonly string[], cap = RANK_TEX
     if (starts !== undefined) {
       for (const [at, token] of starts) visit(token, at)
     } else {
-      for (const match of sample.matchAll(TOKEN)) {
-        for (const { text: token, at } of latinPieces(match[0], match.index)) visit(token, at)
-      }
+      forEachPiece(sample, visit)
     }
   }
   if (cjk.length > 0) {

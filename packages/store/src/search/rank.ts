@@ -7,7 +7,7 @@ import { scanTerms, type TermScan } from './passage.ts'
 import { coveredWeight } from './passage.ts'
 import type { ValueHistoryReport } from './types.ts'
 import { messageKey, type SearchUnit } from './units.ts'
-import { asksForEarlierValue, bareValue, bestStatement, valueHistory, type ValueCandidate } from './values.ts'
+import { asksForEarlierValue, bareValue, bestStatement, valueHistory, type ValueCandidate, type ValueMatch } from './values.ts'
 
 /** With a recency cue, candidates within this share of the best coverage are ordered newest first. */
 const RECENCY_BAND = 0.6
@@ -51,6 +51,8 @@ export interface RankedUnit {
   readonly unit: SearchUnit
   readonly covered: number
   readonly scan: TermScan
+  /** The unit text's values (values.ts valueMatches), when already known. */
+  readonly values?: readonly ValueMatch[]
 }
 
 function bm25(scan: TermScan, terms: readonly string[], weights: ReadonlyMap<string, number>, length: number, average: number): number {
@@ -114,7 +116,7 @@ export function orderByValueHistory(ranked: readonly RankedUnit[], terms: readon
       const key = new Set(entry.scan.covered.flatMap((covered, index) => (covered ? [index] : [])))
       return { item: entry, time: unit.message.time, statement: { value: bare, at: 0, key } }
     }
-    return { item: entry, time: unit.message.time, statement: bestStatement(unit.text, entry.scan, weightOf) }
+    return { item: entry, time: unit.message.time, statement: bestStatement(unit.text, entry.scan, weightOf, entry.values) }
   })
   const history = valueHistory(candidates, weightOf)
   if (history === undefined) return { units: [...ranked] }

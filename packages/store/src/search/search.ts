@@ -6,21 +6,23 @@
  * search's own scope, so one session's order never depends on another session's text.
  */
 import { analyzeQuery, MAX_QUERY_CHARS } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, candidateText, type IndexQuery, type MessageFilter, type ShadowBackend } from '../backend.ts'
+import type { IndexQuery, MessageFilter, ShadowBackend } from '../backend.ts'
 import { invalid } from '../errors.ts'
-import { viewElision } from '../elision-view.ts'
 import { checkpointScope, messageFilter, scopeAndLineage, type ResolvedScope, type ScopeRows } from '../scope.ts'
 import type { ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { indexLists, memberCandidates } from './candidates.ts'
-import { bestPassage, passageSnippet, scanTerms, type TermScan } from './passage.ts'
+import { scanTerms, type TermScan } from './passage.ts'
+import { hitsOf } from './hits.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
 import type { QueryTermReport, SearchHit, SearchOptions, SearchResult } from './types.ts'
 import { answerUnits, callUnits, messageKey } from './units.ts'
 import { bridgeTerms, bridgeWeights, type BridgeTerm } from './glossary.ts'
 import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
-import { onlySegments } from '../filter.ts'
+import { deepLineage, onlySegments } from '../filter.ts'
+import { residentSearch } from '../resident/engine.ts'
+import type { SessionIndexRegistry } from '../resident/registry.ts'
 
 /**
  * Leading candidates whose tool call or result (or short answer) is looked up (at least; more for
@@ -58,13 +60,9 @@ const DISTINCTIVE_SHARE = 0.05
 const DISTINCTIVE_FLOOR = 3
 /** In a fork, a reported word's count is taken on its own rows up to this many (above, the index's count stands). */
 const FORK_COUNT_LIMIT = 20
-/** Characters of a partner's snippet (its call, or the question answered), before the winner's own. */
-const PARTNER_SNIPPET = 160
-/** In a partner's passage, a term the winner already holds weighs this share (a tie-breaker). */
-const MATCHED_SHARE = 0.01
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 
-function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
+export function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
   if (typeof options !== 'object' || options === null) throw invalid('search options must be an object')
   const limit = options.limit ?? 10
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 200) throw invalid('limit must be an integer from 1 to 200')
@@ -89,7 +87,7 @@ function checkOptions(options: SearchOptions): { limit: number; rankWindow: numb
  * weight a unit covers (idf from the scope), exact literal matches, BM25 over the scope, recency;
  * a history of values for the thing asked about puts the newest statement first.
  */
-export async function search(backend: ShadowBackend, query: string, options: SearchOptions, resolved?: ResolvedScope): Promise<SearchResult> {
+export async function search(backend: ShadowBackend, query: string, options: SearchOptions, resolved?: ResolvedScope, resident?: SessionIndexRegistry): Promise<SearchResult> {
   if (typeof query !== 'string') throw invalid('query must be a string')
   if (query.trim().length === 0) throw invalid('query is empty')
   if (query.length > MAX_QUERY_CHARS) throw invalid(`query is longer than ${MAX_QUERY_CHARS} characters`)
@@ -115,6 +113,21 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
       ...(options.checkpointId === undefined ? {} : { elidedBy: options.checkpointId }),
     }),
     ...exclusions,
+  }
+  // a lineage scope is searched in its resident indexes: every match ranked (resident/engine.ts)
+  // (a workspace or allSessions scope is read through the index lists whatever its size: its
+  // answers never depend on how many sessions it holds; so is a chain of forks deeper than DEEP_LINEAGE)
+  const lineageOnly = options.workspace === undefined && options.allSessions !== true && filter.wide === undefined && !deepLineage(filter.segments)
+  if (resident !== undefined && lineageOnly) {
+    const shadowed = options.checkpointId === undefined ? undefined : new Set((await backend.getCheckpoint(options.checkpointId))?.shadowedSeqs ?? [])
+    // answered from indexes the store still matches when the search ends; a write that lands
+    // meanwhile makes it search again (a session written without pause: the index lists answer)
+    for (let attempt = 0; attempt < RESIDENT_ATTEMPTS; attempt += 1) {
+      const indexes = await resident.acquire(backend, filter.segments)
+      if (indexes === undefined) break
+      const result = await residentSearch(backend, { query, analyzed, options, limit, rankWindow, scope, filter, indexes, ...(shadowed === undefined ? {} : { shadowed }) })
+      if (await resident.unchanged(backend, indexes)) return result
+    }
   }
   // A call stands for its result only when the result itself passes every filter asked for.
   const foldCalls = (options.roles === undefined || options.roles.includes('tool'))
@@ -206,32 +219,8 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     return literal === undefined ? words : [literal.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')]
   }
   const ranked = orderByValueHistory(rankUnits(units, single, terms, weights, analyzed.literals, analyzed.recency), terms, weights, query, analyzed.literals, label)
-  const hits: SearchHit[] = []
-  const winners = ranked.units.slice(0, limit)
-  // candidates were read without their event JSON and with their text cut: read the winners in
-  // full, except one longer than the cut (a 50 MB output is not copied for a snippet), all at once
-  // (a network backend answers them together instead of one round trip after another)
-  const full = async (row: ShadowMessage): Promise<ShadowMessage | undefined> => (wasCut(row) ? unchanged(backend, row) : backend.getMessage(row.sessionId, row.seq))
-  // the reader's lineage, as the scope read it
-  const reader = scope.lineage
-  const read = await Promise.all(winners.map(({ unit }) => Promise.all([
-    full(unit.message),
-    unit.call === undefined ? undefined : full(unit.call),
-    // the question as its candidate was read (no event JSON), as it is now
-    unit.question === undefined ? undefined : full(unit.question).then(row => (row === undefined ? undefined : { ...row, eventJson: '' })),
-  ] as const)))
-  // a winner gone since it was ranked (its session forgotten, its row removed) is no hit; one a
-  // redaction pass changed meanwhile is shown as it is now (read above), never as it was ranked
-  const kept = winners.flatMap(({ unit }, index) => {
-    const [message, call, question] = read[index]!
-    return message === undefined ? [] : [{ unit, message, call, question }]
-  })
-  // which checkpoint the row is in depends on who reads it (marks belong to who compacted)
-  const viewed = kept.length === 0 ? [] : await viewElision(backend, reader, kept.map(entry => entry.message))
-  for (const [index, { unit, call, question }] of kept.entries()) {
-    const message = viewed[index]!
-    hits.push({ message, ...(call === undefined ? {} : { call }), ...(question === undefined ? {} : { question }), score: unit.score, ...where(message, call ?? question, terms, weights, analyzed.literals, scanOf) })
-  }
+  const winners = ranked.units.slice(0, limit).map(entry => entry.unit)
+  const hits = await hitsOf(backend, winners, scope.lineage, terms, weights, analyzed.literals, scanOf)
   const known = new Map(analyzed.words.map((word, index) => [word, scopeDf[index] ?? 0]))
   const report = await termReport(backend, options.sessionId, analyzed.topics, hits, rows, exclusions, searched, known, present.map(entry => entry.bridge).filter(bridge => bridgeWeight.has(bridge.scan)))
   return {
@@ -242,6 +231,9 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     ...(ranked.history === undefined ? {} : { history: ranked.history }),
   }
 }
+
+/** Resident searches tried before the index lists answer, when writes keep landing during one. */
+const RESIDENT_ATTEMPTS = 3
 
 /** A filtered scope larger than this many messages is not counted row by row (coverage.searched is its size). */
 const COUNTED_SCOPE = 20_000
@@ -258,41 +250,6 @@ async function scopeSize(backend: ShadowBackend, filter: MessageFilter): Promise
   if (onlySegments(filter) || filter.elidedBy !== undefined) return backend.countMessages(filter)
   const total = await backend.countMessages({ segments: filter.segments })
   return total > COUNTED_SCOPE ? total : backend.countMessages(filter)
-}
-
-/** Whether a light read cut this candidate's text (every backend cuts at CANDIDATE_TEXT_CHARS characters). */
-function wasCut(row: ShadowMessage): boolean {
-  return row.text.length >= CANDIDATE_TEXT_CHARS
-}
-
-/**
- * A winner its light read cut, not read again in full: itself while its stored hash is the one it
- * was ranked with; else read again (cut, without event JSON, as a candidate), or undefined when
- * it is gone.
- */
-async function unchanged(backend: ShadowBackend, row: ShadowMessage): Promise<ShadowMessage | undefined> {
-  const [mark] = await backend.messageHashesFor(row.sessionId, [row.seq])
-  if (mark === undefined) return undefined
-  if (mark.hash === row.hash && mark.expiredAt === row.expiredAt) return row
-  const now = await backend.getMessage(row.sessionId, row.seq)
-  return now === undefined ? undefined : { ...now, text: candidateText(now.text), eventJson: '' }
-}
-
-/**
- * The passage and snippet of a winner, in its own text. When its partner (the call, or the
- * question answered) holds query words the winner lacks, the snippet shows those first.
- */
-function where(message: ShadowMessage, partner: ShadowMessage | undefined, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[], scanOf: (row: ShadowMessage) => TermScan): Pick<SearchHit, 'passage' | 'snippet' | 'matched'> {
-  const scan = scanOf(message)
-  const passage = bestPassage(message.text, scan, terms, weights)
-  const own = passageSnippet(message.text, passage, scan, literals)
-  if (partner === undefined) return { passage, snippet: own.text, matched: own.matched }
-  const other = scanOf(partner)
-  if (!other.covered.some((covered, index) => covered && scan.covered[index] !== true)) return { passage, snippet: own.text, matched: own.matched }
-  // the partner's passage is where it says what the winner does not (a write's value, not its path)
-  const lacking = new Map(terms.map((term, index) => [term, (weights.get(term) ?? 1) * (scan.covered[index] === true ? MATCHED_SHARE : 1)]))
-  const theirs = passageSnippet(partner.text, bestPassage(partner.text, other, terms, lacking, PARTNER_SNIPPET * 2), other, literals, PARTNER_SNIPPET)
-  return { passage, snippet: `${theirs.text} → ${own.text}`, matched: [...new Set([...theirs.matched, ...own.matched])] }
 }
 
 /**

@@ -47,41 +47,77 @@ function normalizeValue(number: string, unit: string | undefined): string {
   return `${number}${canonical[u] ?? u}`
 }
 
+/** A value of a text: where it starts, and its normalized form. */
+export interface ValueMatch {
+  readonly at: number
+  readonly value: string
+}
+
 /**
- * The statement of a text whose key weighs most: a value with query terms close by, in the same
- * line. Values inside identifiers, paths and versions are not values.
+ * Every value of a text, as VALUE reads the whole text (a value inside an identifier, a path or
+ * a version is none): what a resident index keeps per message, so a statement is found without
+ * running the pattern again.
  */
-export function bestStatement(text: string, scan: TermScan, weightOf: (term: number) => number): ValueStatement | undefined {
-  if (scan.positions.length === 0) return undefined
-  const positions = scan.positions
-  let best: { statement: ValueStatement; weight: number; distance: number } | undefined
-  let low = 0
-  // values are looked for only within KEY_DISTANCE of a match: work bounded by the matches, not the text
+export function valueMatches(text: string): ValueMatch[] {
+  const found: ValueMatch[] = []
+  for (const match of text.matchAll(VALUE)) found.push({ at: match.index, value: normalizeValue(match[1]!, match[2]) })
+  return found
+}
+
+/**
+ * The values of the text near the scan's matches: those `valueMatches` finds that start within
+ * KEY_DISTANCE (and a token's reach) of a match. Without the list the pattern runs on those
+ * stretches only (work bounded by the matches, not the text), on the whole text, so each value
+ * reads what stands before and after it as `valueMatches` does.
+ */
+function valuesNear(text: string, positions: TermScan['positions'], values: readonly ValueMatch[] | undefined): ValueMatch[] {
   const windows: Array<{ from: number; to: number }> = []
   for (const position of positions) {
-    const from = Math.max(0, position.at - KEY_DISTANCE - 12)
+    let from = Math.max(0, position.at - KEY_DISTANCE - 12)
     const to = Math.min(text.length, position.at + position.length + KEY_DISTANCE + 12)
+    // a window starts on a token boundary, so a number before it is not left out
+    const floor = from - 64
+    while (from > 0 && from > floor && /[\p{L}\p{N}_.]/u.test(text[from - 1]!)) from -= 1
     const last = windows.at(-1)
     if (last !== undefined && from <= last.to) last.to = Math.max(last.to, to)
     else windows.push({ from, to })
   }
-  const values: RegExpMatchArray[] = []
-  for (const { from, to } of windows) {
-    // a window starts on a token boundary, so a number is never cut in two
-    let start = from
-    while (start > 0 && /[\p{L}\p{N}_.]/u.test(text[start - 1]!) && from - start < 64) start -= 1
-    for (const match of text.slice(start, to).matchAll(VALUE)) values.push(Object.assign(match, { index: match.index + start }))
+  const near: ValueMatch[] = []
+  if (values !== undefined) {
+    let window = 0
+    for (const value of values) {
+      while (window < windows.length && windows[window]!.to <= value.at) window += 1
+      if (window === windows.length) break
+      if (value.at >= windows[window]!.from) near.push(value)
+    }
+    return near
   }
-  for (const match of values) {
-    const at = match.index!
+  const pattern = new RegExp(VALUE.source, VALUE.flags)
+  for (const { from, to } of windows) {
+    pattern.lastIndex = from
+    for (let match = pattern.exec(text); match !== null && match.index < to; match = pattern.exec(text)) near.push({ at: match.index, value: normalizeValue(match[1]!, match[2]) })
+  }
+  return near
+}
+
+/**
+ * The statement of a text whose key weighs most: a value with query terms close by, in the same
+ * line. Values inside identifiers, paths and versions are not values. `values`: the text's
+ * `valueMatches`, when already known.
+ */
+export function bestStatement(text: string, scan: TermScan, weightOf: (term: number) => number, values?: readonly ValueMatch[]): ValueStatement | undefined {
+  if (scan.positions.length === 0) return undefined
+  const positions = scan.positions
+  let best: { statement: ValueStatement; weight: number; distance: number } | undefined
+  let low = 0
+  for (const match of valuesNear(text, positions, values)) {
+    const at = match.at
     while (low < positions.length && positions[low]!.at < at - KEY_DISTANCE) low += 1
     const key = new Set<number>()
     let distance = Number.POSITIVE_INFINITY
     for (let index = low; index < positions.length && positions[index]!.at <= at + KEY_DISTANCE; index += 1) {
       const position = positions[index]!
-      const from = Math.min(position.at, at)
-      const to = Math.max(position.at, at)
-      if (text.slice(from, to).includes('\n')) continue
+      if (lineBreakBetween(text, Math.min(position.at, at), Math.max(position.at, at))) continue
       key.add(position.term)
       distance = Math.min(distance, Math.abs(position.at - at))
     }
@@ -90,10 +126,16 @@ export function bestStatement(text: string, scan: TermScan, weightOf: (term: num
     for (const term of key) weight += weightOf(term)
     // the heaviest key wins; among equal keys the closest, then the later statement
     if (best === undefined || weight > best.weight + 1e-9 || (Math.abs(weight - best.weight) <= 1e-9 && distance <= best.distance)) {
-      best = { statement: { value: normalizeValue(match[1]!, match[2]), at, key }, weight, distance }
+      best = { statement: { value: match.value, at, key }, weight, distance }
     }
   }
   return best?.statement
+}
+
+/** Whether a line break stands in [from, to) (at most KEY_DISTANCE characters: no substring made). */
+function lineBreakBetween(text: string, from: number, to: number): boolean {
+  for (let at = from; at < to; at += 1) if (text.charCodeAt(at) === 10) return true
+  return false
 }
 
 /** The value of a short reply that names no key ("make it 45", "改成九十秒吧"). */

@@ -112,6 +112,7 @@ export class SqliteBackend implements ShadowBackend {
 
   appendMessages(rows: readonly PreparedMessage[]): AppendResult { return writes.appendMessages(this.conn, rows) }
   getMessage(sessionId: string, seq: number): ShadowMessage | undefined { return reads.getMessage(this.conn, sessionId, seq) }
+  getMessages(keys: ReadonlyArray<{ readonly sessionId: string; readonly seq: number }>): Array<ShadowMessage | undefined> { return reads.getMessages(this.conn, keys) }
   readMessages(query: ReadQuery): ShadowMessage[] { return reads.readMessages(this.conn, query) }
   callRows(keys: ReadonlyArray<{ readonly sessionId: string; readonly callId: string }>): ShadowMessage[] { return reads.callRows(this.conn, keys) }
   messageTotal(): number { return reads.messageTotal(this.conn) }

@@ -67,6 +67,20 @@ export function getMessage(conn: SqliteConnection, sessionId: string, seq: numbe
   })
 }
 
+/** Rows by key, one statement for all (a search's winners); undefined for a key not stored. */
+export function getMessages(conn: SqliteConnection, keys: ReadonlyArray<{ readonly sessionId: string; readonly seq: number }>): Array<ShadowMessage | undefined> {
+  if (keys.length === 0) return []
+  return conn.guard('read message', () => {
+    const rows = conn.stmt(`SELECT ${MESSAGE_COLUMNS} FROM json_each(?) j CROSS JOIN messages m ON m.session_id = j.value ->> 0 AND m.seq = j.value ->> 1`)
+      .all(JSON.stringify(keys.map(key => [key.sessionId, key.seq]))) as Row[]
+    const byKey = new Map(rows.map(row => [`${row['session_id'] as string}\u0000${row['seq'] as number}`, row]))
+    return keys.map(key => {
+      const row = byKey.get(`${key.sessionId}\u0000${key.seq}`)
+      return row === undefined ? undefined : toMessage(row)
+    })
+  })
+}
+
 export function readMessages(conn: SqliteConnection, query: ReadQuery): ShadowMessage[] {
   return conn.guard('read messages', () => {
     const params: unknown[] = []

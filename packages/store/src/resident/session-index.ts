@@ -1,0 +1,469 @@
+/**
+ * SessionIndex: one session's rows in memory with an inverted index over what a search scan
+ * counts (resident/terms.ts), its substring anchors, call links and referred days. Rows are held
+ * in seq order (a row's position is its doc number); the lists hold doc numbers ascending, so the
+ * newest matches are at their ends and a fork bound is a binary search. What a search reads of
+ * every match (seq, time, length, role, flags, its call, result and reply) is kept in columns.
+ * A row that lost its text (retention) stays as a row without index entries: it is still a call
+ * partner and a seq.
+ *
+ * It answers only what a search asks (resident/engine.ts); it never decides what is current:
+ * the registry keeps it in step with the store (resident/registry.ts).
+ */
+import { anchorView } from '../analyzer.ts'
+import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
+import { unpackEventJson } from '../event-json.ts'
+import { referredDays } from '../days.ts'
+import type { ShadowMessage, ShadowRole } from '../types.ts'
+import { SHORT_REPLY_CHARS } from '../search/values.ts'
+import { Column, float64, int32, uint8 } from './columns.ts'
+import { countOccurrences, scanPieces, scanSample, type PieceCache } from './terms.ts'
+import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
+import { valueMatches, type ValueMatch } from '../search/values.ts'
+
+const NO_TOKENS = new Int32Array(0)
+
+/** Event JSON in its stored form (event-json.ts `packEventJson`). */
+export type StoredEvent = Uint8Array | string
+
+/** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
+const LONG_TERMS = 512
+
+/** A question a short reply may answer (units.ts). */
+const QUESTION = /[?？]|吗|呢/u
+
+/** Per-doc flags. */
+export const ASKS = 1
+export const SHORT_REPLY = 2
+export const LOWER_SHIFT = 4
+/** Not in the index lists (its text was dropped by retention). */
+export const UNLISTED = 8
+/** Holds one call id (no space): a call or result that folds with its partner. */
+export const SINGLE_CALL = 16
+/** Its anchors may not hold every run of anchor characters of its text (analyzer.ts anchorView). */
+export const ANCHORS_PARTIAL = 32
+
+export const ROLE_CODES: Readonly<Record<ShadowRole, number>> = { user: 1, assistant: 2, tool: 3, system: 4 }
+
+export interface Postings {
+  /** Doc numbers, ascending. */
+  readonly docs: number[]
+  /** How many times the scan counts the key in each doc (same order). */
+  readonly counts: number[]
+}
+
+export class SessionIndex {
+  readonly sessionId: string
+  readonly tag: string
+  /** The store's revision of this session that these rows reflect (registry). */
+  revision: number
+  /** Rows in seq order, light: text cut as a candidate's, no event JSON. */
+  readonly rows: ShadowMessage[] = []
+  readonly seq = new Column(float64)
+  readonly time = new Column(float64)
+  /** Text length (characters): BM25's length. */
+  readonly length = new Column(int32)
+  readonly role = new Column(uint8)
+  readonly flags = new Column(uint8)
+  /** A result's call: the latest assistant message holding its call id before it (-1: none). */
+  readonly callOf = new Column(int32)
+  /** A single call's result: the first tool row with its call id after it (-1: none yet). */
+  readonly resultOf = new Column(int32)
+  /** A question's next message of the other speaker within two seqs (-1: none). */
+  readonly replyOf = new Column(int32)
+  private readonly termIds = new Map<string, number>()
+  private readonly lists: Postings[] = []
+  private readonly odd = new Map<number, readonly string[]>()
+  /** Distinct lowercased anchors, their docs, and a trigram index over them. */
+  private readonly anchors: string[] = []
+  private readonly anchorIds = new Map<string, number>()
+  private readonly anchorDocs: number[][] = []
+  private readonly anchorGrams = new Map<string, number[]>()
+  private readonly calls = new Map<string, number[]>()
+  private readonly days = new Map<number, number[]>()
+  /** Characters of text held, and index entries: the registry's memory estimate. */
+  chars = 0
+  entries = 0
+  private readonly pieces: PieceCache = new Map()
+  /** Per doc: its event JSON as stored (the text spliced out: a few dozen bytes). */
+  private readonly events: StoredEvent[] = []
+  /** Per doc: its text lowercased (the same string when lowercasing changes nothing). */
+  private readonly lowers: string[] = []
+  /** Per doc: its Latin pieces and camelCase parts as (key id × 2 + part, at, length) triples. */
+  private readonly tokens: Int32Array[] = []
+  /** Per doc: its values (values.ts valueMatches), undefined when it states none. */
+  private readonly values: Array<readonly ValueMatch[] | undefined> = []
+  /** Key id → term index for the terms of the scan being made (-1 elsewhere): see `scans`. */
+  private readonly slots = new Column(int32)
+  private readonly tokenScratch: number[] = []
+  /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
+  private readonly camelWholes = new Set<number>()
+  private readonly long = new Map<string, Postings & { upTo: number }>()
+  private readonly scratch = new Column(int32)
+  private readonly touched: number[] = []
+
+  constructor(sessionId: string, tag: string, revision: number) {
+    this.sessionId = sessionId
+    this.tag = tag
+    this.revision = revision
+  }
+
+  get size(): number {
+    return this.rows.length
+  }
+
+  get lastSeq(): number {
+    return this.rows.length === 0 ? -1 : this.seq.get(this.rows.length - 1)
+  }
+
+  /**
+   * Add a row after every row held (its seq above the last): `row` as a light read gives it (text
+   * cut at CANDIDATE_TEXT_CHARS, no event JSON), `event` its event JSON as stored (event-json.ts).
+   */
+  append(row: ShadowMessage, event: StoredEvent): void {
+    if (row.seq <= this.lastSeq) throw new Error(`resident index: row ${row.seq} is not after ${this.lastSeq}`)
+    const doc = this.rows.length
+    this.rows.push(row)
+    this.events.push(event)
+    this.chars += typeof event === 'string' ? event.length : event.byteLength / 2
+    this.seq.push(row.seq)
+    this.time.push(row.time)
+    this.length.push(row.text.length)
+    this.role.push(ROLE_CODES[row.role] ?? 0)
+    this.callOf.push(-1)
+    this.resultOf.push(-1)
+    this.replyOf.push(-1)
+    this.chars += row.text.length
+    let flags = 0
+    if ((row.role === 'user' || row.role === 'assistant') && QUESTION.test(row.text)) flags |= ASKS
+    if (row.callId === null && row.text.length <= SHORT_REPLY_CHARS && row.text.trim().length > 0) flags |= SHORT_REPLY
+    if (row.callId !== null && !row.callId.includes(' ')) flags |= SINGLE_CALL
+    this.link(doc, row, flags)
+    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) listAdd(this.calls, id, doc)
+    const lower = row.text.toLowerCase()
+    this.lowers.push(lower === row.text ? row.text : lower)
+    if (lower !== row.text) this.chars += lower.length
+    if (row.expiredAt !== null) {
+      this.flags.push(flags | UNLISTED)
+      this.tokens.push(NO_TOKENS)
+      this.values.push(undefined)
+      return
+    }
+    const scratch = this.tokenScratch
+    scratch.length = 0
+    const found = scanPieces(row.text, this.pieces, (piece, at, length) => {
+      if (piece.id < 0) {
+        piece.id = this.idOf(piece.whole)
+        if (piece.parts !== undefined) {
+          piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
+          this.camelWholes.add(piece.id)
+        }
+      }
+      this.count(piece.id)
+      scratch.push(piece.id * 2, at, length)
+      const parts = piece.parts
+      if (parts === undefined) return
+      for (let index = 0; index < parts.length; index += 1) {
+        const part = parts[index]!
+        const id = piece.partIds![index]!
+        if (id !== piece.id) this.count(id)
+        scratch.push(id * 2 + 1, at + part.offset, part.length)
+      }
+    }, key => this.count(this.idOf(key)))
+    this.tokens.push(Int32Array.from(scratch))
+    this.entries += scratch.length / 3
+    const values = valueMatches(row.text)
+    this.values.push(values.length === 0 ? undefined : values)
+    if (found.lowerShift) flags |= LOWER_SHIFT
+    const anchored = anchorView(row.text)
+    for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
+    if (!anchored.complete) flags |= ANCHORS_PARTIAL
+    this.flags.push(flags)
+    if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
+    for (const id of this.touched) {
+      const list = this.lists[id]!
+      list.docs.push(doc)
+      list.counts.push(this.scratch.get(id))
+      this.scratch.set(id, 0)
+    }
+    this.entries += this.touched.length
+    this.touched.length = 0
+    for (const day of referredDays(row.text, row.time)) listAdd(this.days, day, doc)
+  }
+
+  /** Call, result and reply links of a new doc (rows arrive in seq order: its partners before it are known). */
+  private link(doc: number, row: ShadowMessage, flags: number): void {
+    if ((flags & SINGLE_CALL) !== 0 && row.role === 'tool') {
+      const holders = this.calls.get(row.callId!) ?? []
+      for (let at = holders.length - 1; at >= 0; at -= 1) {
+        if (this.role.get(holders[at]!) === ROLE_CODES.assistant) {
+          this.callOf.set(doc, holders[at]!)
+          break
+        }
+      }
+      for (const other of holders) {
+        if (this.role.get(other) === ROLE_CODES.assistant && this.resultOf.get(other) < 0 && this.rows[other]!.callId === row.callId) this.resultOf.set(other, doc)
+      }
+    }
+    // the reply to a question within two seqs before: the first message of the other speaker after it
+    const role = this.role.get(doc)
+    for (let before = doc - 1; before >= 0 && before >= doc - 2; before -= 1) {
+      if (this.seq.get(before) < row.seq - 2) break
+      const asker = this.role.get(before)
+      if (this.replyOf.get(before) >= 0 || (asker !== ROLE_CODES.user && asker !== ROLE_CODES.assistant)) continue
+      if ((asker === ROLE_CODES.user && role === ROLE_CODES.assistant) || (asker === ROLE_CODES.assistant && role === ROLE_CODES.user)) this.replyOf.set(before, doc)
+    }
+  }
+
+  private idOf(key: string): number {
+    let id = this.termIds.get(key)
+    if (id === undefined) {
+      id = this.lists.length
+      this.termIds.set(key, id)
+      this.lists.push({ docs: [], counts: [] })
+      this.scratch.push(0)
+      this.slots.push(-1)
+    }
+    return id
+  }
+
+  private count(id: number): void {
+    const now = this.scratch.get(id)
+    if (now === 0) this.touched.push(id)
+    this.scratch.set(id, now + 1)
+  }
+
+  private addAnchor(anchor: string, doc: number): void {
+    let id = this.anchorIds.get(anchor)
+    if (id === undefined) {
+      id = this.anchors.length
+      this.anchors.push(anchor)
+      this.anchorIds.set(anchor, id)
+      this.anchorDocs.push([])
+      for (const gram of new Set(trigramsOf(anchor))) listAdd(this.anchorGrams, gram, id)
+    }
+    const docs = this.anchorDocs[id]!
+    if (docs.at(-1) !== doc) docs.push(doc)
+  }
+
+  /** A doc's text lowercased (an exact literal is looked for in it). */
+  lowerText(doc: number): string {
+    return this.lowers[doc]!
+  }
+
+  /**
+   * A doc's row in full, as a read by key gives it: its event JSON put back together (a text the
+   * light read cut stays cut, without event JSON, as a search shows such a winner).
+   */
+  fullRow(doc: number): ShadowMessage {
+    const row = this.rows[doc]!
+    if (row.text.length >= CANDIDATE_TEXT_CHARS || row.expiredAt !== null) return row
+    return { ...row, eventJson: unpackEventJson(this.events[doc], row.text, row.time) }
+  }
+
+  /** A doc's values (values.ts valueMatches). */
+  valuesOf(doc: number): readonly ValueMatch[] | undefined {
+    return this.values[doc]
+  }
+
+  /**
+   * `scanTerms(text, terms)` of each of these docs, from their stored tokens, as `make` asks: a
+   * doc must be regular for these terms (no odd key among them, no shifted lowercase with a CJK
+   * term, under COUNT_LIMIT: resident/engine.ts scans the others). Synchronous: the key slots
+   * are this index's, set for the terms and cleared before it returns.
+   */
+  scans<T>(terms: readonly string[], make: (scan: (doc: number) => TermScan) => T): T {
+    const slots = this.slots
+    const set: number[] = []
+    const cjk: Array<{ term: string; index: number }> = []
+    terms.forEach((term, index) => {
+      if (isCjkTerm(term)) {
+        cjk.push({ term, index })
+        return
+      }
+      const id = this.termIds.get(term)
+      if (id !== undefined && slots.get(id) < 0) {
+        slots.set(id, index)
+        set.push(id)
+      }
+    })
+    const scan = (doc: number): TermScan => {
+      const covered = terms.map(() => false)
+      const positions: TermPosition[] = []
+      const tokens = this.tokens[doc]!
+      let wholeFound = false
+      for (let at = 0; at < tokens.length; at += 3) {
+        const code = tokens[at]!
+        const part = (code & 1) === 1
+        if (!part) wholeFound = false
+        else if (wholeFound) continue
+        const index = slots.get(code >> 1)
+        if (index < 0) continue
+        if (!part) wholeFound = true
+        covered[index] = true
+        if (positions.length < MAX_POSITIONS) positions.push({ at: tokens[at + 1]!, length: tokens[at + 2]!, term: index })
+      }
+      if (cjk.length > 0) {
+        const lower = scanSample(this.lowers[doc]!)
+        for (const { term, index } of cjk) {
+          let found = 0
+          for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+            covered[index] = true
+            if (positions.length < MAX_POSITIONS) positions.push({ at, length: term.length, term: index })
+            found += 1
+          }
+        }
+        positions.sort((a, b) => a.at - b.at)
+      }
+      return { covered, positions, scanned: Math.min(this.rows[doc]!.text.length, RANK_TEXT_CHARS) }
+    }
+    try {
+      return make(scan)
+    } finally {
+      for (const id of set) slots.set(id, -1)
+    }
+  }
+
+  /** Metadata a write changed without changing the text (an elision mark). */
+  mark(doc: number, row: ShadowMessage): void {
+    this.rows[doc] = { ...this.rows[doc]!, elidedBy: row.elidedBy }
+  }
+
+  /** The doc of a seq, or -1. */
+  docOf(seq: number): number {
+    const at = this.docsBelow(seq)
+    return at < this.rows.length && this.seq.get(at) === seq ? at : -1
+  }
+
+  /** Docs below this seq (a fork bound): the first doc at or above it. */
+  docsBelow(seq: number): number {
+    if (!Number.isFinite(seq)) return this.rows.length
+    let low = 0
+    let high = this.rows.length
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (this.seq.get(middle) < seq) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+
+  /**
+   * The docs holding a CJK term of three or more characters and how often (counted in the text
+   * among the docs holding all its character pairs), kept once asked and extended over rows
+   * appended since: a common phrase is counted in its holders' texts once, not per search.
+   */
+  longPostings(term: string, pairs: readonly string[]): Postings {
+    let memo = this.long.get(term)
+    if (memo === undefined) {
+      if (this.long.size >= LONG_TERMS) this.long.clear()
+      memo = { docs: [], counts: [], upTo: 0 }
+      this.long.set(term, memo)
+    }
+    if (memo.upTo < this.rows.length) {
+      let docs: number[] | undefined
+      for (const pair of pairs) {
+        const list = this.postings(pair)?.docs ?? []
+        const from = firstAtOrAbove(list, memo.upTo)
+        docs = docs === undefined ? list.slice(from) : intersect(docs, list.slice(from))
+        if (docs.length === 0) break
+      }
+      for (const doc of docs ?? []) {
+        const count = countOccurrences(scanSample(this.rows[doc]!.text), term)
+        if (count > 0) {
+          memo.docs.push(doc)
+          memo.counts.push(count)
+          this.entries += 1
+        }
+      }
+      memo.upTo = this.rows.length
+    }
+    return memo
+  }
+
+  /**
+   * Whether a term is the whole key of some camelCase piece here: with another term of the same
+   * query, a doc holding it may hold that term only as its part, which the scan does not count.
+   */
+  camelWhole(term: string): boolean {
+    const id = this.termIds.get(term)
+    return id !== undefined && this.camelWholes.has(id)
+  }
+
+  postings(key: string): Postings | undefined {
+    const id = this.termIds.get(key)
+    return id === undefined ? undefined : this.lists[id]
+  }
+
+  /** Keys whose counts in this doc a scan may not reproduce; the map is empty in most sessions. */
+  oddKeys(doc: number): readonly string[] | undefined {
+    return this.odd.size === 0 ? undefined : this.odd.get(doc)
+  }
+
+  get hasOdd(): boolean {
+    return this.odd.size > 0
+  }
+
+  /** Docs holding a call id (its result, and the assistant messages that made the call). */
+  callDocs(callId: string): readonly number[] {
+    return this.calls.get(callId) ?? []
+  }
+
+  /** Docs referring to this UTC day (days.ts). */
+  dayDocs(day: number): readonly number[] {
+    return this.days.get(day) ?? []
+  }
+
+  /** Each doc with an anchor holding `term` (lowercased, at least 3 characters); a doc may come more than once. */
+  forSubstring(term: string, visit: (doc: number) => void): void {
+    const grams = [...new Set(trigramsOf(term))]
+    if (grams.length === 0) return
+    let ids: number[] | undefined
+    for (const gram of grams.map(value => this.anchorGrams.get(value) ?? []).toSorted((a, b) => a.length - b.length)) {
+      ids = ids === undefined ? gram : intersect(ids, gram)
+      if (ids.length === 0) return
+    }
+    for (const id of ids!) if (this.anchors[id]!.includes(term)) for (const doc of this.anchorDocs[id]!) visit(doc)
+  }
+}
+
+/** First position in an ascending list whose value is at or above `bound`. */
+export function firstAtOrAbove(list: readonly number[], bound: number): number {
+  let low = 0
+  let high = list.length
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (list[middle]! < bound) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+function listAdd<K>(map: Map<K, number[]>, key: K, value: number): void {
+  const list = map.get(key)
+  if (list === undefined) map.set(key, [value])
+  else if (list.at(-1) !== value) list.push(value)
+}
+
+function trigramsOf(text: string): string[] {
+  const chars = [...text]
+  const grams: string[] = []
+  for (let index = 0; index + 3 <= chars.length; index += 1) grams.push(chars[index]! + chars[index + 1]! + chars[index + 2]!)
+  return grams
+}
+
+/** Intersection of two ascending lists (of `b`, its first `bLength` entries). */
+export function intersect(a: readonly number[], b: readonly number[], bLength = b.length): number[] {
+  const out: number[] = []
+  for (let i = 0, j = 0; i < a.length && j < bLength;) {
+    const x = a[i]!
+    const y = b[j]!
+    if (x === y) {
+      out.push(x)
+      i += 1
+      j += 1
+    } else if (x < y) i += 1
+    else j += 1
+  }
+  return out
+}

@@ -1,0 +1,250 @@
+/**
+ * Resident search (resident/): a lineage scope is searched in memory with the store's ranking
+ * policy applied to every match. Where the index lists cut nothing (a small session), it ranks
+ * exactly what the index-list search ranks; where they do, it finds the older match they miss.
+ * It sees every write of another store object (another process or host) at its next search, and
+ * it stays within its memory budget. Both backends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShadowStore, type SearchOptions, type SearchResult, type ShadowMessageInput } from '../src/index.ts'
+import { search } from '../src/search/search.ts'
+import { INLINE_MESSAGES } from '../src/resident/registry.ts'
+import { scanTerms } from '../src/search/passage.ts'
+import { coverageTerms } from '../src/search/ranking.ts'
+import { message } from './helpers.ts'
+import { random } from './generated-text.ts'
+import { TARGETS } from './targets.ts'
+
+const WORDS = ['connection', 'pool', 'exhausted', 'retry', 'budget', 'timeout', 'migration', 'lease', 'deploy', 'cache', 'refund', 'payment', 'worker', 'queue', 'deprecated', 'idempotency', 'staging', 'port', 'flush', 'nightly']
+const PIECES = ['db/pool', 'src/gateway.ts', 'payments/refund.ts', 'RETRY_LIMIT', 'getPoolSize', 'v2.3.1', '数据库', '迁移', '证书', 'café', '→', 'ERR_TIMEOUT', '45ms', 'port 5433']
+const TOOLS = ['grep', 'read_file', 'shell']
+
+/** Small sessions (every query's matches fit the index lists): calls and results, questions and short replies, checkpoints. */
+function corpus(sessions: readonly string[], size: number, seed: number): ShadowMessageInput[] {
+  const next = random(seed)
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+  const sentence = (): string => Array.from({ length: 3 + Math.floor(next() * 9) }, () => (next() < 0.2 ? pick(PIECES) : pick(WORDS))).join(next() < 0.5 ? ' ' : ', ')
+  const rows: ShadowMessageInput[] = []
+  for (const sessionId of sessions) {
+    let seq = 1
+    let call = 0
+    while (seq <= size) {
+      const roll = next()
+      const time = 1_767_225_600_000 + seq * 60_000
+      if (roll < 0.3) {
+        call += 1
+        const tool = pick(TOOLS)
+        rows.push(message(sessionId, seq++, `[tool call ${tool}] {"query":"${sentence()}"}`, { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', toolName: tool, callId: `${sessionId}-c${call}`, time }))
+        rows.push(message(sessionId, seq++, sentence(), { eventType: 'tool/result', role: 'tool', sourceKind: 'tool', toolName: tool, callId: `${sessionId}-c${call}`, time: time + 1 }))
+      } else if (roll < 0.45) {
+        rows.push(message(sessionId, seq++, `what ${pick(WORDS)} should the ${pick(WORDS)} use?`, { time }))
+        rows.push(message(sessionId, seq++, `make it ${Math.floor(next() * 90)}ms`, { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', time: time + 1 }))
+      } else if (roll < 0.5) {
+        rows.push(message(sessionId, seq++, `[Shadow Context checkpoint] ${sentence()}`, { sourceKind: 'checkpoint', time }))
+      } else {
+        rows.push(message(sessionId, seq++, sentence(), next() < 0.5 ? { time } : { eventType: 'assistant/message', role: 'assistant', sourceKind: 'model', time }))
+      }
+    }
+  }
+  return rows
+}
+
+const QUERIES = ['connection pool exhausted', 'db/pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库 迁移', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease', 'current timeout', 'port']
+
+/**
+ * What a search answers, without the score (each path has its own scale). With exclusions the
+ * index lists count a common word's messages without them (search.ts termReport confirms small
+ * counts only); the resident counts are exact: those are compared on their own.
+ */
+function answer(result: SearchResult, exact: boolean): unknown {
+  return {
+    hits: result.hits.map(hit => ({ id: hit.message.shadowId, call: hit.call?.shadowId, question: hit.question?.shadowId, snippet: hit.snippet, passage: hit.passage, matched: hit.matched, elided: hit.message.elidedBy })),
+    coverage: result.coverage,
+    history: result.history,
+    terms: result.terms.map(term => (exact ? term : { term: term.term, inHits: term.inHits, translations: term.translations })),
+  }
+}
+
+describe.each(TARGETS)('resident search on $name', target => {
+  beforeAll(async () => {
+    await target.setup()
+  })
+  afterAll(async () => {
+    await target.teardown()
+  })
+
+  it('ranks exactly what the index lists rank when they cut nothing', async () => {
+    const store = await ShadowStore.open(target.location())
+    await store.append(corpus(['ra', 'rb'], 36, 11))
+    const options: SearchOptions[] = [
+      { sessionId: 'ra' }, { sessionId: 'ra', limit: 3 }, { sessionId: 'rb', roles: ['tool'] }, { sessionId: 'rb', roles: ['user'] },
+      { sessionId: 'ra', toolName: 'grep' }, { sessionId: 'ra', excludeSourceKinds: ['checkpoint'] },
+      { sessionId: 'rb', excludeToolNames: ['shell'] },
+    ]
+    let compared = 0
+    let found = 0
+    for (const query of QUERIES) {
+      for (const option of options) {
+        const resident = await store.search(query, option)
+        const lists = await search(store.backend, query, option)
+        const exact = option.excludeSourceKinds === undefined && option.excludeToolNames === undefined
+        expect(answer(resident, exact), `${query} ${JSON.stringify(option)}`).toEqual(answer(lists, exact))
+        compared += 1
+        if (resident.hits.length > 0) found += 1
+      }
+    }
+    expect(found).toBeGreaterThan(compared / 2)
+    await store.close()
+  })
+})
+
+describe.each(TARGETS)('resident search, scope and freshness, on $name', target => {
+  beforeAll(async () => {
+    await target.setup()
+  })
+  afterAll(async () => {
+    await target.teardown()
+  })
+
+  it('ranks a fork\'s lineage (its parent below the fork point) as the same history held by one session', async () => {
+    // the index lists count a word in a fork's parent whole (their counts ignore the fork bound):
+    // the resident counts are exact, so a fork answers as its history copied into one session does
+    const store = await ShadowStore.open(target.location())
+    const parent = corpus(['fa'], 40, 23)
+    const own = corpus(['fb'], 30, 29).map(row => ({ ...row, seq: row.seq + 24 }))
+    await store.append(parent)
+    await store.registerSession({ sessionId: 'fb', parentSessionId: 'fa', forkSeq: 25 })
+    await store.append(own)
+    await store.append([...parent.filter(row => row.seq < 25), ...own].map(row => ({ ...row, sessionId: 'flat', callId: row.callId?.replace(/^f[ab]-/, 'x-') ?? null })))
+    const ids = (result: SearchResult): unknown => {
+      const shown = answer(result, true) as { hits: Array<Record<string, unknown>>; history?: { statements: Array<{ shadowId: string }> } }
+      const history = shown.history === undefined ? undefined : { ...shown.history, statements: shown.history.statements.map(statement => ({ ...statement, shadowId: statement.shadowId.split('.')[1] })) }
+      return { ...shown, history, hits: shown.hits.map(hit => ({ ...hit, id: String(hit['id']).split('.')[1], call: hit['call'] === undefined ? undefined : String(hit['call']).split('.')[1], question: hit['question'] === undefined ? undefined : String(hit['question']).split('.')[1] })) }
+    }
+    let found = 0
+    for (const query of QUERIES) {
+      for (const option of [{}, { roles: ['assistant'] as const }, { limit: 4 }, { excludeSourceKinds: ['checkpoint'] }]) {
+        const fork = await store.search(query, { sessionId: 'fb', ...option })
+        expect(ids(fork), `${query} ${JSON.stringify(option)}`).toEqual(ids(await store.search(query, { sessionId: 'flat', ...option })))
+        if (fork.hits.some(hit => hit.message.sessionId === 'fa')) found += 1
+      }
+    }
+    // not vacuous: the parent's rows are among the hits
+    expect(found).toBeGreaterThan(10)
+    // the parent's rows at and above the fork point are not the fork's
+    const seen = await store.search('pool', { sessionId: 'fb', limit: 200 })
+    expect(seen.hits.filter(hit => hit.message.sessionId === 'fa').every(hit => hit.message.seq < 25)).toBe(true)
+    await store.close()
+  })
+
+  it('counts a word in exactly the messages the scope holds: exclusions applied, rows from beforeSeq on left out', async () => {
+    const store = await ShadowStore.open(target.location())
+    const rows = corpus(['ca'], 60, 31)
+    await store.append(rows)
+    // held as the scan finds a word (camelCase parts too), the definition of a count
+    const holds = (word: string) => (row: ShadowMessageInput): boolean => scanTerms(row.text, coverageTerms([word])).covered[0] === true
+    for (const word of ['pool', 'retry', 'cache']) {
+      const all = await store.search(word, { sessionId: 'ca' })
+      expect(all.terms[0]!.inScope).toBe(rows.filter(holds(word)).length)
+      const bounded = await store.search(word, { sessionId: 'ca', beforeSeq: 30 })
+      expect(bounded.terms[0]!.inScope).toBe(rows.filter(row => row.seq < 30).filter(holds(word)).length)
+      const excluded = await store.search(word, { sessionId: 'ca', excludeSourceKinds: ['checkpoint'] })
+      expect(excluded.terms[0]!.inScope).toBe(rows.filter(row => row.sourceKind !== 'checkpoint').filter(holds(word)).length)
+    }
+    await store.close()
+  })
+
+  it('finds an older answer that every newest-first list has passed', async () => {
+    // 150 newer messages each hold one of the question's words; the old one holds two
+    const store = await ShadowStore.open(target.location())
+    const rows: ShadowMessageInput[] = [message('old', 1, 'the heron osprey ledger moved to the cold store')]
+    for (let seq = 2; seq <= 451; seq += 1) rows.push(message('old', seq, `${['heron', 'osprey', 'kestrel'][seq % 3]} note number ${seq}`))
+    await store.append(rows)
+    const resident = await store.search('heron osprey kestrel', { sessionId: 'old' })
+    expect(resident.hits[0]!.message.seq).toBe(1)
+    expect(resident.coverage.matched).toBe(451)
+    // the index lists read each word's newest matches: the old message is in none of them
+    const lists = await search(store.backend, 'heron osprey kestrel', { sessionId: 'old' })
+    expect(lists.hits.map(hit => hit.message.seq)).not.toContain(1)
+    await store.close()
+  })
+
+  it('sees what another store object wrote: rows appended, an elision, rows removed, a redaction', async () => {
+    const location = target.location()
+    const reader = await ShadowStore.open(location)
+    const writer = await ShadowStore.open(location)
+    await writer.append([message('w', 1, 'the ledger port is 5433'), message('w', 2, 'unrelated chatter')])
+    expect((await reader.search('ledger port', { sessionId: 'w' })).hits.map(hit => hit.message.seq)).toEqual([1])
+    // appended by the other store: found at the next search
+    await writer.append([message('w', 3, 'ledger port moved to 6543')])
+    expect((await reader.search('ledger port', { sessionId: 'w' })).hits.map(hit => hit.message.seq).toSorted()).toEqual([1, 3])
+    // an elision mark: the hit shows it
+    await writer.recordCheckpoint({ sessionId: 'w', checkpointId: 'w.c1', engine: 'shadow-context', status: 'committed', shadowedSeqs: [1], replaceSeq: 4, createdAt: Date.now() })
+    await writer.markElided('w', [1], 'w.c1')
+    const marked = await reader.search('ledger port', { sessionId: 'w' })
+    expect(marked.hits.find(hit => hit.message.seq === 1)!.message.elidedBy).toBe('w.c1')
+    // a row removed: gone from the hits
+    await writer.remove('w', [3])
+    expect((await reader.search('ledger port', { sessionId: 'w' })).hits.map(hit => hit.message.seq)).toEqual([1])
+    await writer.close()
+    // a redaction pass (a writable open with a policy): the old text is no hit, the new one is
+    const redacting = await ShadowStore.open(location, { redact: { patterns: ['5433'] } })
+    const after = await reader.search('5433', { sessionId: 'w' })
+    expect(after.hits).toEqual([])
+    await redacting.close()
+    await reader.close()
+  })
+
+  it('keeps within its memory budget and answers the same after leaving a session out', async () => {
+    const location = target.location()
+    const setup = await ShadowStore.open(location)
+    await setup.append(corpus(['m1', 'm2', 'm3'], 40, 37))
+    await setup.close()
+    const roomy = await ShadowStore.open(location)
+    await roomy.search('pool', { sessionId: 'm1' })
+    const one = (roomy as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage().bytes
+    // room for one session and a half
+    const tight = await ShadowStore.open(location, { resident: { maxBytes: Math.floor(one * 1.5) } })
+    for (const sessionId of ['m1', 'm2', 'm3', 'm1']) {
+      for (const query of QUERIES.slice(0, 6)) expect(answer(await tight.search(query, { sessionId }), true)).toEqual(answer(await roomy.search(query, { sessionId }), true))
+    }
+    const usage = (tight as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
+    expect(usage.sessions).toBeLessThan(3)
+    // a scope past maxMessages is searched through the index lists: the same answers as those
+    const small = await ShadowStore.open(location, { resident: { maxMessages: 10 } })
+    for (const query of QUERIES.slice(0, 6)) expect(answer(await small.search(query, { sessionId: 'm2' }), true)).toEqual(answer(await search(small.backend, query, { sessionId: 'm2' }), true))
+    await Promise.all([tight.close(), roomy.close(), small.close()])
+  })
+})
+
+describe('resident search of a large session', () => {
+  it('answers through the index lists while its index is built in the background, then from the index', async () => {
+    const target = TARGETS[0]!
+    await target.setup()
+    const store = await ShadowStore.open(target.location())
+    const rows = Array.from({ length: INLINE_MESSAGES + 200 }, (_, index) => message('big', index + 1, `${WORDS[index % WORDS.length]} note ${index} ${index % 97 === 0 ? 'zeppelin' : ''}`))
+    await store.append(rows)
+    const backend = store.backend as unknown as { listIds: (...args: never[]) => unknown }
+    const listIds = backend.listIds.bind(store.backend)
+    let listed = 0
+    backend.listIds = (...args: never[]) => {
+      listed += 1
+      return listIds(...args)
+    }
+    // no search waits seconds for an index: the first one is the lists' (the build starts behind it)
+    const first = await store.search('zeppelin note', { sessionId: 'big' })
+    expect(listed).toBeGreaterThan(0)
+    expect(first.hits.length).toBeGreaterThan(0)
+    await store.warm('big')
+    listed = 0
+    const warm = await store.search('zeppelin note', { sessionId: 'big' })
+    expect(listed).toBe(0)
+    // every message says "note": each word's newest rankWindow (1,000) matches are ranked, and every zeppelin
+    const zeppelins = rows.filter(row => row.text.includes('zeppelin')).length
+    expect(warm.coverage.matched).toBe(1_000 + rows.slice(0, -1_000).filter(row => row.text.includes('zeppelin')).length)
+    expect(zeppelins).toBeGreaterThan(40)
+    expect(warm.hits.slice(0, 3).map(hit => hit.message.text.includes('zeppelin'))).toEqual([true, true, true])
+    await store.close()
+    await target.teardown()
+  })
+})
