@@ -68,6 +68,8 @@ export class ShadowCapture extends Service {
   private queue: QueueItem[] = []
   /** Failed batches kept for retry, per session (in first-failed order). */
   private readonly retry = new Map<string, SessionBatch>()
+  /** Sessions whose resident search index this process asked the store to build (once each). */
+  private readonly warmed = new Set<string>()
   private chain: Promise<void> = Promise.resolve()
   private scheduled: NodeJS.Timeout | undefined
   private stopped = false
@@ -381,8 +383,15 @@ export class ShadowCapture extends Service {
     if (batch.ops.length === 0) return
     try {
       failpoint('capture.before-write')
-      this.count(await (await this.opened()).ingest(batch.ops))
+      const store = await this.opened()
+      this.count(await store.ingest(batch.ops))
       failpoint('capture.after-write')
+      // the session this process captures is the one its recall tools search: its resident index is
+      // built now, in the store's worker, in slices (a resumed session's first search does not wait)
+      if (!this.warmed.has(sessionId)) {
+        this.warmed.add(sessionId)
+        void store.warm(sessionId).catch(() => undefined)
+      }
       this.health.batches += 1
       this.lastSuccess = Date.now()
       this.health.pending = Math.max(0, this.health.pending - batch.weight)

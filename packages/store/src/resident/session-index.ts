@@ -304,7 +304,9 @@ export class SessionIndex {
         if (positions.length < MAX_POSITIONS) positions.push({ at: tokens[at + 1]!, length: tokens[at + 2]!, term: index })
       }
       if (cjk.length > 0) {
-        const lower = scanSample(this.lowers[doc]!)
+        // the scan's sample, lowercased: the text itself for most docs (no tool-call rendering, not cut)
+        const held = this.lowers[doc]!
+        const lower = held.length > RANK_TEXT_CHARS || held.includes('[tool call ') ? scanSample(held) : held
         for (const { term, index } of cjk) {
           let found = 0
           for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
@@ -414,16 +416,36 @@ export class SessionIndex {
     return this.days.get(day) ?? []
   }
 
-  /** Each doc with an anchor holding `term` (lowercased, at least 3 characters); a doc may come more than once. */
-  forSubstring(term: string, visit: (doc: number) => void): void {
-    const grams = [...new Set(trigramsOf(term))]
-    if (grams.length === 0) return
-    let ids: number[] | undefined
-    for (const gram of grams.map(value => this.anchorGrams.get(value) ?? []).toSorted((a, b) => a.length - b.length)) {
-      ids = ids === undefined ? gram : intersect(ids, gram)
-      if (ids.length === 0) return
+  /**
+   * Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at
+   * least 3 characters). The anchors holding all the term's trigrams are found smallest list first,
+   * a long list probed by binary search rather than walked.
+   */
+  markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
+    const lists: number[][] = []
+    for (const gram of new Set(trigramsOf(term))) {
+      const list = this.anchorGrams.get(gram)
+      if (list === undefined) return
+      lists.push(list)
     }
-    for (const id of ids!) if (this.anchors[id]!.includes(term)) for (const doc of this.anchorDocs[id]!) visit(doc)
+    if (lists.length === 0) return
+    lists.sort((a, b) => a.length - b.length)
+    const anchors = this.anchors
+    const anchorDocs = this.anchorDocs
+    next: for (const id of lists[0]!) {
+      for (let at = 1; at < lists.length; at += 1) {
+        const list = lists[at]!
+        const found = firstAtOrAbove(list, id)
+        if (found === list.length || list[found] !== id) continue next
+      }
+      if (!anchors[id]!.includes(term)) continue
+      const docs = anchorDocs[id]!
+      for (let at = 0; at < docs.length; at += 1) {
+        const doc = docs[at]!
+        if (doc >= below) break
+        marks[offset + doc] = 1
+      }
+    }
   }
 }
 

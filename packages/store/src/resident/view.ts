@@ -162,7 +162,7 @@ export class ScopeView {
   /** Marks (1) the docs holding any of the substring terms in an anchor (lowercased terms of 3+ characters). */
   markSubstrings(terms: readonly string[], marks: Uint8Array): void {
     for (const { index, below, offset } of this.segments) {
-      for (const term of terms) index.forSubstring(term, doc => { if (doc < below) marks[offset + doc] = 1 })
+      for (const term of terms) index.markSubstring(term, marks, offset, below)
     }
   }
 
