@@ -66,6 +66,7 @@ export async function runManyDev(dir: string, dev: QualitySet): Promise<ManyDevF
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
     await store.append(session.messages)
+    await store.warm(session.sessionId)
     same.add(session.messages)
   }
   const rows: Array<{ category: string; ours: Scores; bm25: Scores; matches: { any: number; rarest: number; ranked: number } }> = []

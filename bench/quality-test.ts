@@ -78,6 +78,7 @@ export async function runSet(dir: string, set: { sessions: readonly TestSession[
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
     await store.append(session.messages)
+    await store.warm(session.sessionId)
     plain.add(session.messages)
     same.add(session.messages)
   }

@@ -47,7 +47,11 @@ const started = performance.now()
 const set = qualitySet()
 const dir = mkdtempSync(join(tmpdir(), 'bench-quality-'))
 const store = await ShadowStore.open(join(dir, 'shadow.db'))
-for (const session of set.sessions) await store.append(session.messages)
+for (const session of set.sessions) {
+  await store.append(session.messages)
+  // the session's resident search index, built as capture builds it at a session's first write (store README)
+  await store.warm(session.sessionId)
+}
 
 const bySession = new Map<string, ShadowMessageInput[]>()
 for (const session of set.sessions) bySession.set(session.sessionId, session.messages.toSorted((a, b) => b.seq - a.seq))

@@ -119,6 +119,9 @@ function build(invocation: Invocation): Command {
         if (sessionId === undefined) return rt.output.out(rt.output.json ? '{"hits":[]}' : '(the store is empty)')
         if (options.session === undefined && options.all !== true && !rt.output.json) rt.output.err(`searching the newest session, ${safe(sessionId)} (--session <id> for another, --all for every one)`)
         const range = parseTimeRange(options.since, options.until, Date.now())
+        // a session's search is answered from its resident index, as the model's recall tools are
+        // (built here for this one run: a one-shot process has no idle time to build it behind)
+        if (options.all !== true) await store.warm(sessionId)
         const result = await store.search(words.join(' '), {
           sessionId, ...(options.all === true ? { allSessions: true } : {}), ...range, ...SEARCH_EXCLUDES,
           limit,
