@@ -385,8 +385,8 @@ function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: F
 class UnitTable {
   readonly units: Units
   private readonly width: number
-  /** Per unit and term: the scan's count in the unit's text (its parts added). */
-  private readonly counts: Float64Array
+  /** Per unit and term (unit × width + term): the scan's count in the unit's text (its parts added). */
+  readonly counts: Float64Array
   readonly length: Float64Array
   readonly covered: Float64Array
   readonly bucket: Uint8Array
@@ -404,8 +404,9 @@ class UnitTable {
       const base = unit * width
       const own = slot[rep[unit]!]! * width
       for (let index = 0; index < width; index += 1) counts[base + index] = docCounts[own + index]!
-      for (const partner of [call[unit]!, question[unit]!]) {
-        if (partner < 0) continue
+      // a unit has at most one partner: its call, or the question it answers
+      const partner = call[unit]! >= 0 ? call[unit]! : question[unit]!
+      if (partner >= 0) {
         const at = slot[partner]! * width
         for (let index = 0; index < width; index += 1) counts[base + index]! += docCounts[at + index]!
       }
@@ -441,7 +442,8 @@ function rankUnits(view: ScopeView, table: UnitTable, terms: readonly string[], 
     length[unit] = size
     lengths += size
     let sum = 0
-    for (let index = 0; index < width; index += 1) if (table.count(unit, index) > 0) sum += weightOf[index]!
+    const base = unit * width
+    for (let index = 0; index < width; index += 1) if (table.counts[base + index]! > 0) sum += weightOf[index]!
     covered[unit] = total === 0 ? 0 : sum / total
     buckets[unit] = bucket(covered[unit]!)
   }
@@ -451,9 +453,10 @@ function rankUnits(view: ScopeView, table: UnitTable, terms: readonly string[], 
     if (literal[unit]! >= 0) return
     const norm = BM25_K1 * (1 - BM25_B + BM25_B * (length[unit]! / Math.max(1, average)))
     let sum = 0
+    const base = unit * width
     for (let index = 0; index < width; index += 1) {
       // held without positions (a shifted lowercase, 0.5): covered, not counted (rank.ts counts positions)
-      const count = Math.floor(table.count(unit, index))
+      const count = Math.floor(table.counts[base + index]!)
       if (count > 0) sum += weightOf[index]! * (count * (BM25_K1 + 1)) / (count + norm)
     }
     relevance[unit] = sum
@@ -537,14 +540,9 @@ function literalTests(view: ScopeView, exact: readonly string[], substringMarks:
 /** Exact literals the unit's texts hold (rank.ts: each literal once). */
 function literalCount(units: Units, unit: number, tests: ReadonlyArray<(gid: number) => boolean>): number {
   let count = 0
-  for (const holds of tests) {
-    for (const gid of [units.rep[unit]!, units.call[unit]!, units.question[unit]!]) {
-      if (gid >= 0 && holds(gid)) {
-        count += 1
-        break
-      }
-    }
-  }
+  const rep = units.rep[unit]!
+  const partner = units.call[unit]! >= 0 ? units.call[unit]! : units.question[unit]!
+  for (const holds of tests) if (holds(rep) || (partner >= 0 && holds(partner))) count += 1
   return count
 }
 
