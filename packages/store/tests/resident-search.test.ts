@@ -75,11 +75,18 @@ describe.each(TARGETS)('resident search on $name', target => {
 
   it('ranks exactly what the index lists rank when they cut nothing', async () => {
     const store = await ShadowStore.open(target.location())
-    await store.append(corpus(['ra', 'rb'], 36, 11))
+    const rows = corpus(['ra', 'rb'], 36, 11)
+    // a message that refers to another day ("yesterday"), found by a window on that day
+    rows.push(message('ra', 37, 'yesterday we set the retry budget to 45ms for the worker', { time: 1_767_225_600_000 + 86_400_000 + 60_000 }))
+    await store.append(rows)
+    await store.recordCheckpoint({ sessionId: 'ra', checkpointId: 'ra.cp', engine: 'shadow-context', status: 'committed', shadowedSeqs: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12], replaceSeq: 38, createdAt: 1_767_240_000_000 })
     const options: SearchOptions[] = [
       { sessionId: 'ra' }, { sessionId: 'ra', limit: 3 }, { sessionId: 'rb', roles: ['tool'] }, { sessionId: 'rb', roles: ['user'] },
       { sessionId: 'ra', toolName: 'grep' }, { sessionId: 'ra', excludeSourceKinds: ['checkpoint'] },
       { sessionId: 'rb', excludeToolNames: ['shell'] },
+      // a time window (and the messages referring to its days), a checkpoint's originals
+      { sessionId: 'ra', timeFrom: 1_767_225_600_000 + 10 * 60_000, timeTo: 1_767_225_600_000 + 30 * 60_000 },
+      { sessionId: 'ra', checkpointId: 'ra.cp' },
     ]
     let compared = 0
     let found = 0
