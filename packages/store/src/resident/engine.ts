@@ -22,6 +22,7 @@ import { coverageTerms, stem } from '../search/ranking.ts'
 import type { QueryTermReport, SearchOptions, SearchResult } from '../search/types.ts'
 import { messageKey, type SearchUnit } from '../search/units.ts'
 import { ANCHORS_PARTIAL, ASKS, intersect, LOWER_SHIFT, ROLE_CODES, SHORT_REPLY, SINGLE_CALL, type SessionIndex } from './session-index.ts'
+import { leading } from './select.ts'
 import { COUNT_LIMIT, rowPredicate, ScopeView, type Holders } from './view.ts'
 
 /** BM25 as rank.ts computes it (textbook parameters, not fitted). */
@@ -489,20 +490,6 @@ function rankUnits(view: ScopeView, table: UnitTable, terms: readonly string[], 
 
 /** Relevance stays below this (BM25 of at most 48 terms, each weight a log of the scope size): it packs below bucket and literals in one key. */
 const RELEVANCE_SPAN = 2 ** 20
-
-/**
- * The first `count` of `ids` in `order`, where `key` is a number that order sorts descending
- * (ties left to `order`): only the ids at or above the count-th key are sorted.
- */
-function leading(ids: readonly number[], count: number, key: (id: number) => number, order: (a: number, b: number) => number): number[] {
-  if (ids.length <= count) return ids.toSorted(order)
-  const keys = new Float64Array(ids.length)
-  for (let at = 0; at < ids.length; at += 1) keys[at] = key(ids[at]!)
-  const threshold = keys.toSorted()[ids.length - count]!
-  const kept: number[] = []
-  for (let at = 0; at < ids.length; at += 1) if (keys[at]! >= threshold) kept.push(ids[at]!)
-  return kept.toSorted(order).slice(0, count)
-}
 
 /** The units of the highest buckets, whole buckets, at least `count` of them (all when fewer). */
 function topBuckets(ids: readonly number[], buckets: Uint8Array, count: number): number[] {
