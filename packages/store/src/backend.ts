@@ -185,7 +185,10 @@ export interface ReadQuery extends MessageFilter {
  * what a resident index reads to stay exact while any process writes the store.
  */
 export interface SessionChanges {
-  /** The session's revision in the snapshot read (below the one asked since: forgotten and registered again, load it anew). */
+  /**
+   * The session's revision in the snapshot read. A session registered again after a forget starts
+   * above every revision the forgotten one had (REVISION_FLOOR_META), with `removedRev` at that start.
+   */
   readonly revision: number
   /** The revision of the last transaction that deleted rows of the session (0: none since the store has revisions). */
   readonly removedRev: number
@@ -336,6 +339,15 @@ export interface ShadowBackend {
  * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
+
+/**
+ * Meta key: one above every revision a forgotten session reached. A session row is created with
+ * this revision (and `removed_rev`), so a session forgotten and registered again never goes back
+ * over revisions its forgotten rows had: a reader holding one of them (another process's resident
+ * index) is told by its next delta read that rows went (`removedRev` above what it holds), however
+ * many writes the new session has had.
+ */
+export const REVISION_FLOOR_META = 'revision_floor'
 
 /** What a lineage needs of a session (`ancestry`). */
 export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq' | 'workspace'>
