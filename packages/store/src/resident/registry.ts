@@ -26,6 +26,12 @@ export interface ResidentOptions {
   readonly maxMessages?: number
 }
 
+/** The indexes a search reads (one per segment) and the revision each reflected when acquired. */
+export interface ResidentScope {
+  readonly indexes: readonly SessionIndex[]
+  readonly revisions: readonly number[]
+}
+
 export const RESIDENT_MAX_BYTES = 256 * 1024 * 1024
 export const RESIDENT_MAX_MESSAGES = 200_000
 /**
@@ -70,11 +76,11 @@ export class SessionIndexRegistry {
   }
 
   /**
-   * The current resident index of each segment's session (same order), or undefined when the
-   * lists answer this search: the scope is too large, resident search is off, or an index it
-   * needs is still being built.
+   * The current resident index of each segment's session (same order) and the revision each was
+   * current at, or undefined when the lists answer this search: the scope is too large, resident
+   * search is off, an index it needs is still being built, or one went (forgotten) meanwhile.
    */
-  async acquire(backend: ShadowBackend, segments: readonly LineageSegment[]): Promise<SessionIndex[] | undefined> {
+  async acquire(backend: ShadowBackend, segments: readonly LineageSegment[]): Promise<ResidentScope | undefined> {
     if (!this.enabled || segments.length === 0) return undefined
     const ids = [...new Set(segments.map(segment => segment.sessionId))]
     if (ids.some(id => this.building.has(id))) return undefined
@@ -84,7 +90,10 @@ export class SessionIndexRegistry {
     for (const id of ids) this.syncing.set(id, sync.catch(() => undefined))
     try {
       if (!(await sync)) return undefined
-      return segments.map(segment => this.indexes.get(segment.sessionId)!)
+      // (an index dropped between the sync and here, by a forget or an eviction, is not searched)
+      const indexes = segments.map(segment => this.indexes.get(segment.sessionId))
+      if (indexes.some(index => index === undefined)) return undefined
+      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision) }
     } finally {
       for (const id of ids) this.syncing.delete(id)
       this.evict(new Set(ids))
@@ -143,7 +152,12 @@ export class SessionIndexRegistry {
         this.hold(id, index)
       })
     }
-    for (const id of ids) this.hold(id, this.indexes.get(id)!)
+    for (const id of ids) {
+      // dropped (forgotten) while the rebuild's read was under way: the lists answer
+      const index = this.indexes.get(id)
+      if (index === undefined) return false
+      this.hold(id, index)
+    }
     return true
   }
 
@@ -186,14 +200,15 @@ export class SessionIndexRegistry {
   }
 
   /**
-   * Whether these indexes are still the store's: no write committed to their sessions since they
-   * were synced (a search answers from a snapshot that was current when it ended, as the index
-   * lists' search reads its winners again at its end).
+   * Whether the store still holds what these indexes held when acquired: no write committed to their
+   * sessions since (a search answers from a snapshot that was current when it ended, as the index
+   * lists' search reads its winners again at its end). Compared with the revisions acquired, not the
+   * indexes' own: another search of this store object may have brought them up to date meanwhile.
    */
-  async unchanged(backend: ShadowBackend, indexes: readonly SessionIndex[]): Promise<boolean> {
-    const held = [...new Set(indexes)]
-    const now = await backend.sessionChanges(held.map(index => ({ sessionId: index.sessionId, since: index.revision })))
-    return held.every((index, at) => now[at] !== undefined && now[at].revision === index.revision)
+  async unchanged(backend: ShadowBackend, scope: ResidentScope): Promise<boolean> {
+    const held = [...new Map(scope.indexes.map((index, at) => [index, scope.revisions[at]!])).entries()]
+    const now = await backend.sessionChanges(held.map(([index, revision]) => ({ sessionId: index.sessionId, since: revision })))
+    return held.every(([, revision], at) => now[at] !== undefined && now[at].revision === revision)
   }
 
   /** Least recently used out until the budget holds (never one of the scope just synced). */
