@@ -204,6 +204,21 @@ export interface SessionChanges {
   readonly messageCount: number
 }
 
+/**
+ * One question of `sessionChanges`: the session's rows stamped after `since`, or, with `page`, one
+ * page of them in seq order, so that a whole session (`since: -1`) is read a bounded piece at a time.
+ */
+export interface ChangesRequest {
+  readonly sessionId: string
+  readonly since: number
+  /**
+   * Only rows above `afterSeq`, at most `rows` of them, and none after the row at which the text
+   * read (cut as a candidate's, in UTF-8 bytes) reaches `bytes` (the first row always). An empty
+   * page: no row is left above `afterSeq`. Each page is its own snapshot.
+   */
+  readonly page?: { readonly afterSeq: number; readonly rows: number; readonly bytes: number }
+}
+
 /** SQLite answers synchronously; a network database would not. The store awaits either. */
 export type Awaitable<T> = T | Promise<T>
 
@@ -253,7 +268,7 @@ export interface ShadowBackend {
    * all from one consistent snapshot: a revision is never seen without its rows, nor a row newer
    * than the revision returned. `undefined` for a session not stored; `since: -1` returns every row.
    */
-  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Awaitable<Array<SessionChanges | undefined>>
+  sessionChanges(requests: readonly ChangesRequest[]): Awaitable<Array<SessionChanges | undefined>>
   deleteMessages(sessionId: string, seqs: readonly number[]): Awaitable<number>
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Awaitable<void>
 

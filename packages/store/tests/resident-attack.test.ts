@@ -8,7 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
-import { message } from './helpers.ts'
+import { INLINE_BYTES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
+import { SessionIndex } from '../src/resident/session-index.ts'
+import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
+import { listReads, message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
 const seqs = (result: SearchResult): number[] => result.hits.map(hit => hit.message.seq).toSorted((a, b) => a - b)
@@ -33,6 +36,48 @@ function afterRead(store: ShadowStore, nth: (requests: ReadonlyArray<{ readonly 
     return answer
   }
   return () => ran
+}
+
+/**
+ * Characters a resident index analyses in one go (between two turns of the event loop, when
+ * nothing else of the process can run), at most, while `run` runs; and the rows and text bytes of
+ * the largest answer of a delta read.
+ */
+async function analysedAtOnce(store: ShadowStore, run: () => Promise<void>): Promise<{ chars: number; rows: number; bytes: number }> {
+  const append = SessionIndex.prototype.append
+  let stretch = 0
+  let chars = 0
+  SessionIndex.prototype.append = function (this: SessionIndex, ...args: Parameters<SessionIndex['append']>) {
+    stretch += args[0].text.length
+    return append.apply(this, args)
+  }
+  let running = true
+  const tick = (): void => {
+    chars = Math.max(chars, stretch)
+    stretch = 0
+    if (running) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const backend = store.backend as unknown as Record<'sessionChanges', (...args: never[]) => Promise<Array<{ rows: Array<{ text: string }> } | undefined>>>
+  const real = backend.sessionChanges
+  let rows = 0
+  let bytes = 0
+  backend.sessionChanges = async (...args: never[]) => {
+    const answers = await real.apply(store.backend, args)
+    for (const answer of answers) {
+      rows = Math.max(rows, answer?.rows.length ?? 0)
+      bytes = Math.max(bytes, (answer?.rows ?? []).reduce((sum, row) => sum + Buffer.byteLength(row.text), 0))
+    }
+    return answers
+  }
+  try {
+    await run()
+  } finally {
+    running = false
+    SessionIndex.prototype.append = append
+    backend.sessionChanges = real
+  }
+  return { chars: Math.max(chars, stretch), rows, bytes }
 }
 
 describe.each(TARGETS)('resident search attacked on $name', target => {
@@ -100,6 +145,49 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       expect(raced()).toBe(true)
       expect(seqs(second!)).toEqual([1, 2, 3, 4, 9])
       expect(seqs(first)).toEqual([1, 2, 3, 4, 9])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('builds a session of a few huge messages a bounded piece at a time: no search or turn waits for its whole analysis', async () => {
+    // 24 messages of 200,000 characters: few messages, 4.8 MB of text (10 s of analysis at 200 such messages, all in the first search)
+    const store = await ShadowStore.open(target.location())
+    try {
+      const words = ['quartz', 'harbor', 'lantern', 'meadow', 'copper', 'willow', 'ember', 'falcon']
+      const big = (seq: number): string => Array.from({ length: 25_000 }, (_, index) => words[(index * 7 + seq) % words.length]).join(' ').slice(0, 200_000)
+      for (let seq = 1; seq <= 24; seq += 6) await store.append(Array.from({ length: 6 }, (_, index) => message('huge', seq + index, `${big(seq + index)} needle${seq + index}`)))
+      const listed = listReads(store)
+      const first = await analysedAtOnce(store, async () => {
+        expect((await store.search('needle7 quartz', { sessionId: 'huge' })).hits.length).toBeGreaterThan(0)
+      })
+      // the first search analysed at most INLINE_BYTES (and one message past it) before it answered from the lists
+      expect(listed()).toBeGreaterThan(0)
+      expect(first.chars).toBeLessThanOrEqual(INLINE_BYTES + 200_010)
+      const built = await analysedAtOnce(store, () => store.warm('huge'))
+      // the background build analyses a slice at a time, and reads a page at a time
+      expect(built.chars).toBeLessThanOrEqual(SLICE_CHARS + 200_010)
+      expect(built.bytes).toBeLessThanOrEqual(PAGE_BYTES + CANDIDATE_TEXT_CHARS)
+      const before = listed()
+      const warm = await store.search('needle7 quartz', { sessionId: 'huge' })
+      expect(listed()).toBe(before)
+      expect(warm.hits[0]!.message.seq).toBe(7)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('reads a long session a page of rows at a time (one read of 200,000 rows held the store for 4 s)', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      for (let start = 0; start < 2_500; start += 500) await store.append(Array.from({ length: 500 }, (_, index) => message('long', start + index + 1, `note ${start + index} about the harbor`)))
+      const built = await analysedAtOnce(store, () => store.warm('long'))
+      expect(built.rows).toBe(PAGE_ROWS)
+      const listed = listReads(store)
+      // every row is held: the oldest ones too
+      expect((await store.search('harbor 17', { sessionId: 'long' })).hits[0]!.message.seq).toBe(18)
+      expect((await store.search('harbor 2499', { sessionId: 'long' })).hits[0]!.message.seq).toBe(2_500)
+      expect(listed()).toBe(0)
     } finally {
       await store.close()
     }

@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
+import { VACUUM_DUE_META, type ChangesRequest, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { deepLineage, onlySegments, splitLineage, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -277,7 +277,7 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   /** One statement: one snapshot (changes.ts). */
-  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Promise<Array<SessionChanges | undefined>> {
+  sessionChanges(requests: readonly ChangesRequest[]): Promise<Array<SessionChanges | undefined>> {
     return sessionChanges(this.connection, requests)
   }
 

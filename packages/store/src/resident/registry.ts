@@ -10,9 +10,12 @@
  * full read. So what another process or host wrote is seen as soon as it committed, and what this
  * process wrote costs a delta read of its own rows, not a rebuild.
  *
- * A small index is built when a search first needs it; a larger one (past INLINE_MESSAGES) is built
- * in the background, in slices that let other calls run (the lists answer meanwhile), or ahead of
- * time by `warm`. Indexes past the budget leave least recently used first (the next search of
+ * A session is read a page at a time (bounded in rows and in text, each page its own snapshot: the
+ * index takes the first page's revision, and the next delta read since it sorts out what changed
+ * under the later pages). A small index is built when a search first needs it (at most
+ * INLINE_MESSAGES messages and INLINE_BYTES of text analysed); a larger one is built in the
+ * background, in slices of rows and of text that let other calls run (the lists answer meanwhile),
+ * or ahead of time by `warm`. Indexes past the budget leave least recently used first (the next search of
  * theirs builds again); a scope larger than `maxMessages` is not made resident.
  */
 import type { SessionChanges, ShadowBackend } from '../backend.ts'
@@ -35,12 +38,21 @@ export interface ResidentScope {
 export const RESIDENT_MAX_BYTES = 256 * 1024 * 1024
 export const RESIDENT_MAX_MESSAGES = 200_000
 /**
- * Messages a search builds indexes for itself (about a quarter second of analysis on one core);
- * more are built in the background while the index lists answer.
+ * Messages, and bytes of their text, a search builds indexes for itself (about a quarter second of
+ * analysis on one core); more are built in the background while the index lists answer. Both: 200
+ * messages of 256 KB took a first search 10 s when only messages were counted.
  */
 export const INLINE_MESSAGES = 4_000
-/** Rows analysed between two yields of a background build. */
+export const INLINE_BYTES = 1_000_000
+/**
+ * Rows and text bytes of one read of a build (a page): one synchronous read of a 200k-message
+ * session held the store's thread for 4 s.
+ */
+export const PAGE_ROWS = 1_000
+export const PAGE_BYTES = 1_000_000
+/** Rows, and characters of their text, analysed between two yields of a background build. */
 const SLICE = 256
+export const SLICE_CHARS = 64_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
@@ -111,7 +123,7 @@ export class SessionIndexRegistry {
     const probe = await backend.sessionChanges(ids.map(sessionId => ({ sessionId, since: PROBE })))
     if (probe.reduce((sum, change) => sum + (change?.messageCount ?? 0), 0) > this.maxMessages) return
     const cold = ids.filter((id, at) => probe[at] !== undefined && this.indexes.get(id)?.revision !== probe[at]!.revision)
-    await this.buildInBackground(backend, cold, segments)
+    await this.buildInBackground(backend, cold.map(id => new Build(id, tagOf(segments, id))))
   }
 
   /** Bring these sessions' indexes up to date; false when the lists must answer. */
@@ -141,16 +153,21 @@ export class SessionIndexRegistry {
     }
     if (cost > INLINE_MESSAGES) {
       // a large build would hold this search (and the process) for seconds: it runs in the background
-      void this.buildInBackground(backend, rebuild, segments).catch(() => undefined)
+      void this.buildInBackground(backend, rebuild.map(id => new Build(id, tagOf(segments, id)))).catch(() => undefined)
       return false
     }
-    if (rebuild.length > 0) {
-      const fresh = await backend.sessionChanges(rebuild.map(sessionId => ({ sessionId, since: -1 })))
-      rebuild.forEach((id, at) => {
-        const index = new SessionIndex(id, tagOf(segments, id), -1)
-        fill(index, fresh[at])
-        this.hold(id, index)
-      })
+    // built here up to INLINE_BYTES of text (their messages are few, their texts may not be); the rest in the background
+    const inline = { bytes: INLINE_BYTES }
+    const builds = rebuild.map(id => new Build(id, tagOf(segments, id)))
+    for (const build of builds) {
+      if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
+      // forgotten meanwhile: nothing of it is held (as above)
+      this.hold(build.index.sessionId, build.gone ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
+    }
+    const unfinished = builds.filter(build => !build.done)
+    if (unfinished.length > 0) {
+      void this.buildInBackground(backend, unfinished).catch(() => undefined)
+      return false
     }
     for (const id of ids) {
       // dropped (forgotten) while the rebuild's read was under way: the lists answer
@@ -161,35 +178,63 @@ export class SessionIndexRegistry {
     return true
   }
 
-  /** Full reads of these sessions, analysed a slice at a time; each index is held when done. */
-  private async buildInBackground(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[]): Promise<void> {
-    const started = ids.filter(id => !this.building.has(id))
+  /** These builds carried on a page at a time, analysed a slice at a time; each index is held when done. */
+  private async buildInBackground(backend: ShadowBackend, builds: readonly Build[]): Promise<void> {
+    const ids = builds.map(build => build.index.sessionId)
+    const started = builds.filter(build => !this.building.has(build.index.sessionId))
     if (started.length === 0) {
       await Promise.all(ids.map(id => this.building.get(id)))
       return
     }
-    const build = (async () => {
-      const fresh = await backend.sessionChanges(started.map(sessionId => ({ sessionId, since: -1 })))
-      for (const [at, id] of started.entries()) {
-        const index = new SessionIndex(id, tagOf(segments, id), -1)
-        const change = fresh[at]
-        if (change !== undefined) {
-          for (let from = 0; from < change.rows.length; from += SLICE) {
-            for (let row = from; row < Math.min(change.rows.length, from + SLICE); row += 1) index.append(change.rows[row]!, change.events[row]!)
-            await new Promise(resolve => setImmediate(resolve))
-          }
-          index.revision = change.revision
-        }
-        // a sync that came in meanwhile brings it up to date at the next search
-        this.hold(id, index)
+    const run = (async () => {
+      // not in the caller's turn (a search that built what it could inline, a write that warms its session)
+      await new Promise(resolve => setImmediate(resolve))
+      for (const build of started) {
+        await this.advance(backend, build)
+        // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
+        if (build.done && !build.gone) this.hold(build.index.sessionId, build.index)
       }
     })()
-    for (const id of started) this.building.set(id, build)
+    for (const build of started) this.building.set(build.index.sessionId, run)
     try {
-      await build
+      await run
     } finally {
-      for (const id of started) this.building.delete(id)
+      for (const build of started) this.building.delete(build.index.sessionId)
       this.evict(new Set(ids))
+    }
+  }
+
+  /**
+   * Read and analyse a build's next pages until the session is read (true), or, given an inline
+   * budget, until it is spent (false: the build carries on from there). Without one it yields
+   * after every slice of rows or text, so other calls run between two.
+   */
+  private async advance(backend: ShadowBackend, build: Build, inline?: { bytes: number }): Promise<boolean> {
+    let rows = 0
+    let chars = 0
+    for (;;) {
+      if (inline !== undefined && inline.bytes <= 0) return false
+      const bytes = inline === undefined ? PAGE_BYTES : Math.min(PAGE_BYTES, inline.bytes)
+      const [page] = await backend.sessionChanges([{ sessionId: build.index.sessionId, since: -1, page: { afterSeq: build.afterSeq, rows: PAGE_ROWS, bytes } }])
+      if (page === undefined || page.rows.length === 0) {
+        build.done = true
+        build.gone = page === undefined
+        return true
+      }
+      // the first page's revision: the next delta read since it takes in what changed under the later pages
+      if (build.afterSeq < 0) build.index.revision = page.revision
+      for (const [at, row] of page.rows.entries()) {
+        build.index.append(row, page.events[at]!)
+        if (inline !== undefined) inline.bytes -= Buffer.byteLength(row.text)
+        rows += 1
+        chars += row.text.length
+        if (inline === undefined && (rows >= SLICE || chars >= SLICE_CHARS)) {
+          await new Promise(resolve => setImmediate(resolve))
+          rows = 0
+          chars = 0
+        }
+      }
+      build.afterSeq = page.rows.at(-1)!.seq
     }
   }
 
@@ -232,11 +277,17 @@ function tagOf(segments: readonly LineageSegment[], id: string): string {
   return segments.find(segment => segment.sessionId === id)!.tag
 }
 
-/** Every row of a full read into a new index. */
-function fill(index: SessionIndex, change: SessionChanges | undefined): void {
-  if (change === undefined) return
-  change.rows.forEach((row, at) => index.append(row, change.events[at]!))
-  index.revision = change.revision
+/** A session's index as it is read in, page by page (`afterSeq`: the last seq read, -1 before the first page). */
+class Build {
+  readonly index: SessionIndex
+  afterSeq = -1
+  /** Every row read; `gone`: the session was not stored (forgotten meanwhile). */
+  done = false
+  gone = false
+
+  constructor(sessionId: string, tag: string) {
+    this.index = new SessionIndex(sessionId, tag, -1)
+  }
 }
 
 /** Apply a delta in place; false when only a rebuild can (rows removed, rewritten, or filled in below the last). */
