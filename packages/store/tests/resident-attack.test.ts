@@ -192,4 +192,43 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       await store.close()
     }
   })
+
+  it('holds no index past resident.maxBytes: a scope larger than the budget is searched through the lists, and not built again for every search', async () => {
+    const location = target.location()
+    const setup = await ShadowStore.open(location)
+    await setup.append(Array.from({ length: 300 }, (_, index) => message('b1', index + 1, `budget note ${index} about the harbor lantern ${index % 7}`)))
+    await setup.registerSession({ sessionId: 'b2', parentSessionId: 'b1', forkSeq: 301 })
+    await setup.append(Array.from({ length: 300 }, (_, index) => message('b2', index + 301, `fork note ${index} about the meadow lantern ${index % 5}`)))
+    await setup.close()
+    const usage = (store: ShadowStore): { sessions: number; bytes: number } => (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
+    const roomy = await ShadowStore.open(location)
+    await roomy.search('lantern', { sessionId: 'b1' })
+    const one = usage(roomy).bytes
+    await roomy.close()
+    // a byte; half a session; a session and a half (the fork's two sessions together do not fit)
+    for (const maxBytes of [1, Math.floor(one / 2), Math.floor(one * 1.5)]) {
+      const store = await ShadowStore.open(location, { resident: { maxBytes } })
+      try {
+        const listed = listReads(store)
+        for (const sessionId of ['b1', 'b2']) {
+          const answer = await store.search('lantern harbor', { sessionId })
+          expect(answer.hits.length).toBeGreaterThan(0)
+          expect(usage(store).bytes).toBeLessThanOrEqual(maxBytes)
+        }
+        // the fork is answered by the lists every time, and its indexes are not built again for it
+        const built = await analysedAtOnce(store, async () => {
+          const before = listed()
+          await store.search('lantern meadow', { sessionId: 'b2' })
+          expect(listed()).toBeGreaterThan(before)
+        })
+        expect(built.chars).toBe(0)
+        expect(usage(store).bytes).toBeLessThanOrEqual(maxBytes)
+        await store.warm('b2')
+        expect(usage(store).bytes).toBeLessThanOrEqual(maxBytes)
+      } finally {
+        await store.close()
+      }
+    }
+  })
 })
+

@@ -15,8 +15,10 @@
  * under the later pages). A small index is built when a search first needs it (at most
  * INLINE_MESSAGES messages and INLINE_BYTES of text analysed); a larger one is built in the
  * background, in slices of rows and of text that let other calls run (the lists answer meanwhile),
- * or ahead of time by `warm`. Indexes past the budget leave least recently used first (the next search of
- * theirs builds again); a scope larger than `maxMessages` is not made resident.
+ * or ahead of time by `warm`. Indexes past the budget leave least recently used first (the next
+ * search of theirs builds again); a scope larger than `maxMessages` is not made resident, nor one
+ * whose indexes alone pass the budget: a build stops there, and the scope is searched through the
+ * lists until it holds fewer messages than it did then.
  */
 import type { SessionChanges, ShadowBackend } from '../backend.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
@@ -56,9 +58,17 @@ export const SLICE_CHARS = 64_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
+/** Bytes an index is taken to hold per row at the least (its columns and row object). */
+const ROW_BYTES = 160
+
 /** Bytes an index is taken to hold: its characters (UTF-16), its list entries and columns, its rows. */
 function bytesOf(index: SessionIndex): number {
-  return index.chars * 2 + index.entries * 8 + index.size * 160
+  return index.chars * 2 + index.entries * 8 + index.size * ROW_BYTES
+}
+
+/** A scope's key among the ones found too large. */
+function scopeKey(ids: readonly string[]): string {
+  return JSON.stringify(ids)
 }
 
 export class SessionIndexRegistry {
@@ -70,6 +80,11 @@ export class SessionIndexRegistry {
   private readonly syncing = new Map<string, Promise<unknown>>()
   /** Background builds under way, per session. */
   private readonly building = new Map<string, Promise<void>>()
+  /**
+   * Scopes (and single sessions) whose indexes passed the budget, with the messages they held then:
+   * not built again while they hold as many (a search would otherwise build one and drop it, every time).
+   */
+  private readonly oversized = new Map<string, number>()
 
   constructor(options: ResidentOptions = {}) {
     this.maxBytes = options.maxBytes ?? RESIDENT_MAX_BYTES
@@ -121,7 +136,8 @@ export class SessionIndexRegistry {
     const ids = [...new Set(segments.map(segment => segment.sessionId))]
     await Promise.all(ids.map(id => this.building.get(id)))
     const probe = await backend.sessionChanges(ids.map(sessionId => ({ sessionId, since: PROBE })))
-    if (probe.reduce((sum, change) => sum + (change?.messageCount ?? 0), 0) > this.maxMessages) return
+    const counts = probe.map(change => change?.messageCount ?? 0)
+    if (counts.reduce((sum, count) => sum + count, 0) > this.maxMessages || this.tooLarge(ids, counts)) return
     const cold = ids.filter((id, at) => probe[at] !== undefined && this.indexes.get(id)?.revision !== probe[at]!.revision)
     await this.buildInBackground(backend, cold.map(id => new Build(id, tagOf(segments, id))))
   }
@@ -147,7 +163,7 @@ export class SessionIndexRegistry {
         cost += change.messageCount
       }
     })
-    if (total > this.maxMessages) {
+    if (total > this.maxMessages || this.tooLarge(ids, changes.map(change => change?.messageCount ?? 0))) {
       for (const id of rebuild) this.indexes.delete(id)
       return false
     }
@@ -161,10 +177,11 @@ export class SessionIndexRegistry {
     const builds = rebuild.map(id => new Build(id, tagOf(segments, id)))
     for (const build of builds) {
       if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
+      if (build.outcome === 'oversized') return false
       // forgotten meanwhile: nothing of it is held (as above)
-      this.hold(build.index.sessionId, build.gone ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
+      this.hold(build.index.sessionId, build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
     }
-    const unfinished = builds.filter(build => !build.done)
+    const unfinished = builds.filter(build => build.outcome === 'reading')
     if (unfinished.length > 0) {
       void this.buildInBackground(backend, unfinished).catch(() => undefined)
       return false
@@ -175,7 +192,31 @@ export class SessionIndexRegistry {
       if (index === undefined) return false
       this.hold(id, index)
     }
+    // grown past the budget by what was appended, or a fork's sessions together: the lists answer (evict drops them)
+    if ([...new Set(ids.map(id => this.indexes.get(id)!))].reduce((sum, index) => sum + bytesOf(index), 0) > this.maxBytes) {
+      this.oversized.set(scopeKey(ids), total)
+      return false
+    }
     return true
+  }
+
+  /**
+   * Whether a scope of these sessions (with these messages) is past the budget: at ROW_BYTES a
+   * message, or found so before (the scope, or one of its sessions alone) with no fewer messages.
+   */
+  private tooLarge(ids: readonly string[], counts: readonly number[]): boolean {
+    const total = counts.reduce((sum, count) => sum + count, 0)
+    if (total * ROW_BYTES > this.maxBytes) return true
+    const scopes = [{ key: scopeKey(ids), messages: total }]
+    if (ids.length > 1) ids.forEach((id, at) => scopes.push({ key: scopeKey([id]), messages: counts[at]! }))
+    for (const { key, messages } of scopes) {
+      const found = this.oversized.get(key)
+      if (found === undefined) continue
+      if (messages >= found) return true
+      // rows were removed since: worth a try again
+      this.oversized.delete(key)
+    }
+    return false
   }
 
   /** These builds carried on a page at a time, analysed a slice at a time; each index is held when done. */
@@ -192,7 +233,7 @@ export class SessionIndexRegistry {
       for (const build of started) {
         await this.advance(backend, build)
         // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
-        if (build.done && !build.gone) this.hold(build.index.sessionId, build.index)
+        if (build.outcome === 'read') this.hold(build.index.sessionId, build.index)
       }
     })()
     for (const build of started) this.building.set(build.index.sessionId, run)
@@ -205,9 +246,10 @@ export class SessionIndexRegistry {
   }
 
   /**
-   * Read and analyse a build's next pages until the session is read (true), or, given an inline
-   * budget, until it is spent (false: the build carries on from there). Without one it yields
-   * after every slice of rows or text, so other calls run between two.
+   * Read and analyse a build's next pages until it is over (true: the session is read, gone, or its
+   * index passed the budget), or, given an inline budget, until that is spent (false: the build
+   * carries on from there). Without one it yields after every slice of rows or text, so other
+   * calls run between two.
    */
   private async advance(backend: ShadowBackend, build: Build, inline?: { bytes: number }): Promise<boolean> {
     let rows = 0
@@ -217,8 +259,7 @@ export class SessionIndexRegistry {
       const bytes = inline === undefined ? PAGE_BYTES : Math.min(PAGE_BYTES, inline.bytes)
       const [page] = await backend.sessionChanges([{ sessionId: build.index.sessionId, since: -1, page: { afterSeq: build.afterSeq, rows: PAGE_ROWS, bytes } }])
       if (page === undefined || page.rows.length === 0) {
-        build.done = true
-        build.gone = page === undefined
+        build.outcome = page === undefined ? 'gone' : 'read'
         return true
       }
       // the first page's revision: the next delta read since it takes in what changed under the later pages
@@ -235,6 +276,11 @@ export class SessionIndexRegistry {
         }
       }
       build.afterSeq = page.rows.at(-1)!.seq
+      if (bytesOf(build.index) > this.maxBytes) {
+        build.outcome = 'oversized'
+        this.oversized.set(scopeKey([build.index.sessionId]), page.messageCount)
+        return true
+      }
     }
   }
 
@@ -256,14 +302,19 @@ export class SessionIndexRegistry {
     return held.every(([, revision], at) => now[at] !== undefined && now[at].revision === revision)
   }
 
-  /** Least recently used out until the budget holds (never one of the scope just synced). */
+  /**
+   * Least recently used out until the budget holds, the scope just synced last: it goes only when
+   * it alone is past the budget (its search answered from the lists).
+   */
   private evict(keep: ReadonlySet<string>): void {
     let { bytes } = this.usage()
-    for (const [id, index] of this.indexes) {
-      if (bytes <= this.maxBytes) break
-      if (keep.has(id)) continue
-      this.indexes.delete(id)
-      bytes -= bytesOf(index)
+    for (const last of [false, true]) {
+      for (const [id, index] of this.indexes) {
+        if (bytes <= this.maxBytes) return
+        if (keep.has(id) !== last) continue
+        this.indexes.delete(id)
+        bytes -= bytesOf(index)
+      }
     }
   }
 
@@ -281,9 +332,8 @@ function tagOf(segments: readonly LineageSegment[], id: string): string {
 class Build {
   readonly index: SessionIndex
   afterSeq = -1
-  /** Every row read; `gone`: the session was not stored (forgotten meanwhile). */
-  done = false
-  gone = false
+  /** 'gone': the session was not stored (forgotten meanwhile); 'oversized': its index passed the budget. */
+  outcome: 'reading' | 'read' | 'gone' | 'oversized' = 'reading'
 
   constructor(sessionId: string, tag: string) {
     this.index = new SessionIndex(sessionId, tag, -1)
