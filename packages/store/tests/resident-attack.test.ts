@@ -6,6 +6,8 @@
  * memory estimated) bounded by the budgets. Work is counted, never timed. Both backends where the
  * store is involved.
  */
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
 import { INLINE_BYTES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
@@ -78,6 +80,17 @@ async function analysedAtOnce(store: ShadowStore, run: () => Promise<void>): Pro
     backend.sessionChanges = real
   }
   return { chars: Math.max(chars, stretch), rows, bytes }
+}
+
+v8.setFlagsFromString('--expose-gc')
+const collect = vm.runInNewContext('gc') as () => void
+
+/** The heap (with array buffers) after a full collection. */
+function heap(): number {
+  collect()
+  collect()
+  const used = process.memoryUsage()
+  return used.heapUsed + used.arrayBuffers
 }
 
 describe.each(TARGETS)('resident search attacked on $name', target => {
@@ -228,6 +241,33 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       } finally {
         await store.close()
       }
+    }
+  })
+
+  it.each([
+    // a log of small numbers: every one a value statement (a ValueMatch object each, ~50 bytes: 5x the estimate)
+    ['numbers', (seq: number) => Array.from({ length: 2_000 }, (_, index) => String((index * seq) % 10)).join(' ')],
+    // paths: an anchor, its trigrams and a few keys each
+    ['paths', (seq: number) => Array.from({ length: 40 }, (_, index) => `src/m${seq}/part${index}/file${(seq * 31 + index) % 997}.ts`).join(' ')],
+    // short tool results, each with a call id, a path and a duration
+    ['short', (seq: number) => `ran src/job${seq}.ts in ${seq % 1000}ms 数据库迁移`],
+  ])('estimates the memory it holds within a factor of two of the heap it takes (%s)', async (_kind, text) => {
+    const location = target.location()
+    const writer = await ShadowStore.open(location)
+    for (let start = 0; start < 3_000; start += 500) await writer.append(Array.from({ length: 500 }, (_, index) => message('mem', start + index + 1, text(start + index + 1), (start + index) % 3 === 0 ? { role: 'tool', eventType: 'tool/result', sourceKind: 'tool', toolName: 'shell', callId: `c${start + index}` } : {})))
+    await writer.close()
+    const store = await ShadowStore.open(location)
+    try {
+      await store.search('warmup', { sessionId: 'other' }).catch(() => undefined)
+      const before = heap()
+      await store.warm('mem')
+      const real = heap() - before
+      const estimated = (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
+      expect(estimated.sessions).toBe(1)
+      expect(real / estimated.bytes).toBeGreaterThan(0.5)
+      expect(real / estimated.bytes).toBeLessThan(2)
+    } finally {
+      await store.close()
     }
   })
 })

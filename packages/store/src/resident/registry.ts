@@ -58,12 +58,12 @@ export const SLICE_CHARS = 64_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
-/** Bytes an index is taken to hold per row at the least (its columns and row object). */
-const ROW_BYTES = 160
+/** Bytes an index is taken to hold per row at the least (its row object, columns and arrays: session-index.ts ROW_BYTES). */
+const ROW_BYTES = 700
 
-/** Bytes an index is taken to hold: its characters (UTF-16), its list entries and columns, its rows. */
+/** Bytes an index is taken to hold (session-index.ts `bytes`: rows, text, tokens, lists, keys, anchors, values, pieces). */
 function bytesOf(index: SessionIndex): number {
-  return index.chars * 2 + index.entries * 8 + index.size * ROW_BYTES
+  return index.bytes
 }
 
 /** A scope's key among the ones found too large. */

@@ -31,6 +31,29 @@ const LONG_TERMS = 512
 
 /** A question a short reply may answer (units.ts). */
 const QUESTION = /[?？]|吗|呢/u
+/** A string V8 cannot hold at one byte a character. */
+const TWO_BYTE = /[^\u0000-\u00ff]/
+
+/**
+ * What the memory estimate (`bytes`) takes each part of an index to cost, measured with
+ * process.memoryUsage() on sessions of prose, paths, numbers, dates, CJK and tool calls (Node 22,
+ * x64): a row (its object and field strings, its event's and tokens' typed arrays, its columns),
+ * a token (an Int32Array triple), a list entry (a doc and a count in two arrays), a key (its map
+ * entry, lists and slots), an anchor (its string's map entry and doc list) and a trigram entry, a
+ * piece the cache holds. Text is counted at its size as V8 holds it (one or two bytes a character).
+ */
+const ROW_BYTES = 700
+const TOKEN_BYTES = 12
+const ENTRY_BYTES = 16
+const KEY_BYTES = 150
+const ANCHOR_BYTES = 150
+const GRAM_BYTES = 12
+const PIECE_BYTES = 120
+
+/** Bytes V8 takes for a string's characters. */
+function stringBytes(text: string): number {
+  return TWO_BYTE.test(text) ? text.length * 2 : text.length
+}
 
 /** Per-doc flags. */
 export const ASKS = 1
@@ -81,9 +104,8 @@ export class SessionIndex {
   private readonly anchorGrams = new Map<string, number[]>()
   private readonly calls = new Map<string, number[]>()
   private readonly days = new Map<number, number[]>()
-  /** Characters of text held, and index entries: the registry's memory estimate. */
-  chars = 0
-  entries = 0
+  /** Bytes held (an estimate, see ROW_BYTES), the piece cache's aside: `bytes`. */
+  private held = 0
   private readonly pieces: PieceCache = new Map()
   /** Per doc: its event JSON as stored (the text spliced out: a few dozen bytes). */
   private readonly events: StoredEvent[] = []
@@ -91,8 +113,11 @@ export class SessionIndex {
   private readonly lowers: string[] = []
   /** Per doc: its Latin pieces and camelCase parts as (key id × 2 + part, at, length) triples. */
   private readonly tokens: Int32Array[] = []
-  /** Per doc: its values (values.ts valueMatches), undefined when it states none. */
-  private readonly values: Array<readonly ValueMatch[] | undefined> = []
+  /**
+   * Per doc: its values (values.ts valueMatches) packed as "at value" lines, undefined when it
+   * states none (a ValueMatch object took ~50 bytes: a log of numbers held 20 times its text).
+   */
+  private readonly values: Array<string | undefined> = []
   /** Key id → term index for the terms of the scan being made (-1 elsewhere): see `scans`. */
   private readonly slots = new Column(int32)
   private readonly tokenScratch: number[] = []
@@ -112,6 +137,11 @@ export class SessionIndex {
     return this.rows.length
   }
 
+  /** Bytes this index is taken to hold (the registry's budget). */
+  get bytes(): number {
+    return this.held + this.pieces.size * PIECE_BYTES
+  }
+
   get lastSeq(): number {
     return this.rows.length === 0 ? -1 : this.seq.get(this.rows.length - 1)
   }
@@ -125,7 +155,7 @@ export class SessionIndex {
     const doc = this.rows.length
     this.rows.push(row)
     this.events.push(event)
-    this.chars += typeof event === 'string' ? event.length : event.byteLength / 2
+    this.held += ROW_BYTES + (typeof event === 'string' ? stringBytes(event) : event.byteLength) + stringBytes(row.text)
     this.seq.push(row.seq)
     this.time.push(row.time)
     this.length.push(row.text.length)
@@ -133,16 +163,15 @@ export class SessionIndex {
     this.callOf.push(-1)
     this.resultOf.push(-1)
     this.replyOf.push(-1)
-    this.chars += row.text.length
     let flags = 0
     if ((row.role === 'user' || row.role === 'assistant') && QUESTION.test(row.text)) flags |= ASKS
     if (row.callId === null && row.text.length <= SHORT_REPLY_CHARS && row.text.trim().length > 0) flags |= SHORT_REPLY
     if (row.callId !== null && !row.callId.includes(' ')) flags |= SINGLE_CALL
     this.link(doc, row, flags)
-    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) listAdd(this.calls, id, doc)
+    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) this.held += listAdd(this.calls, id, doc)
     const lower = row.text.toLowerCase()
     this.lowers.push(lower === row.text ? row.text : lower)
-    if (lower !== row.text) this.chars += lower.length
+    if (lower !== row.text) this.held += stringBytes(lower)
     if (row.expiredAt !== null) {
       this.flags.push(flags | UNLISTED)
       this.tokens.push(NO_TOKENS)
@@ -171,9 +200,11 @@ export class SessionIndex {
       }
     }, key => this.count(this.idOf(key)))
     this.tokens.push(Int32Array.from(scratch))
-    this.entries += scratch.length / 3
+    this.held += (scratch.length / 3) * TOKEN_BYTES
     const values = valueMatches(row.text)
-    this.values.push(values.length === 0 ? undefined : values)
+    const packed = values.length === 0 ? undefined : values.map(value => `${value.at} ${value.value}`).join('\n')
+    this.values.push(packed)
+    if (packed !== undefined) this.held += stringBytes(packed)
     if (found.lowerShift) flags |= LOWER_SHIFT
     const anchored = anchorView(row.text)
     for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
@@ -186,9 +217,9 @@ export class SessionIndex {
       list.counts.push(this.scratch.get(id))
       this.scratch.set(id, 0)
     }
-    this.entries += this.touched.length
+    this.held += this.touched.length * ENTRY_BYTES
     this.touched.length = 0
-    for (const day of referredDays(row.text, row.time)) listAdd(this.days, day, doc)
+    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc)
   }
 
   /** Call, result and reply links of a new doc (rows arrive in seq order: its partners before it are known). */
@@ -223,6 +254,7 @@ export class SessionIndex {
       this.lists.push({ docs: [], counts: [] })
       this.scratch.push(0)
       this.slots.push(-1)
+      this.held += KEY_BYTES + stringBytes(key)
     }
     return id
   }
@@ -240,10 +272,14 @@ export class SessionIndex {
       this.anchors.push(anchor)
       this.anchorIds.set(anchor, id)
       this.anchorDocs.push([])
-      for (const gram of new Set(trigramsOf(anchor))) listAdd(this.anchorGrams, gram, id)
+      this.held += ANCHOR_BYTES + stringBytes(anchor)
+      for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.anchorGrams, gram, id) + GRAM_BYTES
     }
     const docs = this.anchorDocs[id]!
-    if (docs.at(-1) !== doc) docs.push(doc)
+    if (docs.at(-1) !== doc) {
+      docs.push(doc)
+      this.held += ENTRY_BYTES
+    }
   }
 
   /** A doc's text lowercased (an exact literal is looked for in it). */
@@ -263,7 +299,10 @@ export class SessionIndex {
 
   /** A doc's values (values.ts valueMatches). */
   valuesOf(doc: number): readonly ValueMatch[] | undefined {
-    return this.values[doc]
+    return this.values[doc]?.split('\n').map(line => {
+      const space = line.indexOf(' ')
+      return { at: Number(line.slice(0, space)), value: line.slice(space + 1) }
+    })
   }
 
   /**
@@ -358,7 +397,10 @@ export class SessionIndex {
   longPostings(term: string, pairs: readonly string[]): Postings {
     let memo = this.long.get(term)
     if (memo === undefined) {
-      if (this.long.size >= LONG_TERMS) this.long.clear()
+      if (this.long.size >= LONG_TERMS) {
+        for (const old of this.long.values()) this.held -= old.docs.length * ENTRY_BYTES
+        this.long.clear()
+      }
       memo = { docs: [], counts: [], upTo: 0 }
       this.long.set(term, memo)
     }
@@ -375,7 +417,7 @@ export class SessionIndex {
         if (count > 0) {
           memo.docs.push(doc)
           memo.counts.push(count)
-          this.entries += 1
+          this.held += ENTRY_BYTES
         }
       }
       memo.upTo = this.rows.length
@@ -461,10 +503,16 @@ export function firstAtOrAbove(list: readonly number[], bound: number): number {
   return low
 }
 
-function listAdd<K>(map: Map<K, number[]>, key: K, value: number): void {
+/** Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new). */
+function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number {
   const list = map.get(key)
-  if (list === undefined) map.set(key, [value])
-  else if (list.at(-1) !== value) list.push(value)
+  if (list === undefined) {
+    map.set(key, [value])
+    return KEY_BYTES + ENTRY_BYTES
+  }
+  if (list.at(-1) === value) return 0
+  list.push(value)
+  return ENTRY_BYTES
 }
 
 function trigramsOf(text: string): string[] {
