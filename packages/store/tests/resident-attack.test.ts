@@ -13,6 +13,7 @@ import { ShadowStore, type SearchResult } from '../src/index.ts'
 import { INLINE_BYTES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
 import { SessionIndex } from '../src/resident/session-index.ts'
 import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
+import { search } from '../src/search/search.ts'
 import { listReads, message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
@@ -266,6 +267,21 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       expect(estimated.sessions).toBe(1)
       expect(real / estimated.bytes).toBeGreaterThan(0.5)
       expect(real / estimated.bytes).toBeLessThan(2)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('ranks what the index lists rank for a query whose topic words are all absent (its other words are read as any word)', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      await store.append([message('aw', 1, 'what is the pool size'), message('aw', 2, 'the retry budget is spent'), message('aw', 3, 'unrelated words'), message('aw', 4, 'what now')])
+      for (const query of ['what is kubernetes', 'zeppelin the', 'the zeppelin pool', 'what is the']) {
+        const shown = (result: SearchResult): unknown => ({ hits: result.hits.map(hit => [hit.message.seq, hit.snippet, hit.matched]), coverage: result.coverage, terms: result.terms })
+        expect(shown(await store.search(query, { sessionId: 'aw' })), query).toEqual(shown(await search(store.backend, query, { sessionId: 'aw' })))
+      }
+      // not vacuous: the lists find the stopwords' messages
+      expect((await store.search('what is kubernetes', { sessionId: 'aw' })).hits.length).toBeGreaterThan(0)
     } finally {
       await store.close()
     }

@@ -114,14 +114,16 @@ export async function residentSearch(backend: ShadowBackend, request: ResidentQu
     takeList(list.gids, list.length, isCandidate)
   }
   const words = analyzed.words.map(word => holders(keyOf(word)))
-  // every word (stopwords too), as the all-words list asks; and any word when none is a topic
+  // every word (stopwords too), as the all-words list asks; and any word when no topic word is in
+  // scope, as the lists read their 'any' list when no word has a rare list (search.ts anyWord: a
+  // query of absent topics and present stopwords found nothing here, the stopwords' messages there)
   if (words.length > 1) {
     const rarest = words.reduce((a, b) => (b.length < a.length ? b : a))
     let all = rarest.gids.slice(0, rarest.length)
     for (const list of words) if (list !== rarest) all = intersect(all, list.gids, list.length)
     takeList(all, all.length, isCandidate)
   }
-  if (own.length === 0 && words.length > 0) {
+  if (words.length > 0 && !analyzed.words.some((word, at) => scopeDf[at]! > 0 && coverageTerms([word]).length > 0)) {
     const marks = new Uint8Array(total)
     for (const list of words) for (let at = 0; at < list.length; at += 1) marks[list.gids[at]!] = 1
     takeMarks(marks, isCandidate)
