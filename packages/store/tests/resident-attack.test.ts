@@ -286,5 +286,24 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       await store.close()
     }
   })
+
+  it('finds what NFKC folds into a query word, as the index lists do (fullwidth letters and digits, ligatures, halfwidth kana)', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      await store.append([
+        message('fw', 1, '数据库端口改成５４３３了'), message('fw', 2, 'the ﬁle was moved to archive'), message('fw', 3, 'ｃｏｎｎｅｃｔｉｏｎ ｐｏｏｌ exhausted'),
+        message('fw', 4, 'ｶﾀｶﾅ の テスト'), message('fw', 5, 'the connection was reset'), message('fw', 6, 'unrelated words here'),
+      ])
+      const shown = (result: SearchResult): unknown => ({ hits: result.hits.map(hit => [hit.message.seq, hit.snippet, hit.matched]), coverage: result.coverage, terms: result.terms })
+      for (const query of ['5433', 'file', 'connection pool', 'pool', 'カタカナ', 'ｐｏｏｌ', 'exhausted ｃｏｎｎｅｃｔｉｏｎ']) {
+        const resident = await store.search(query, { sessionId: 'fw' })
+        expect(shown(resident), query).toEqual(shown(await search(store.backend, query, { sessionId: 'fw' })))
+        expect(resident.hits.length, query).toBeGreaterThan(0)
+      }
+      expect((await store.search('connection pool', { sessionId: 'fw' })).hits.map(hit => hit.message.seq)).toContain(3)
+    } finally {
+      await store.close()
+    }
+  })
 })
 

@@ -17,7 +17,7 @@ import { referredDays } from '../days.ts'
 import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
-import { countOccurrences, scanPieces, scanSample, type PieceCache } from './terms.ts'
+import { countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, type ValueMatch } from '../search/values.ts'
 
@@ -33,6 +33,7 @@ const LONG_TERMS = 512
 const QUESTION = /[?？]|吗|呢/u
 /** A string V8 cannot hold at one byte a character. */
 const TWO_BYTE = /[^\u0000-\u00ff]/
+const NON_ASCII = /[^\p{ASCII}]/u
 
 /**
  * What the memory estimate (`bytes`) takes each part of an index to cost, measured with
@@ -181,13 +182,7 @@ export class SessionIndex {
     const scratch = this.tokenScratch
     scratch.length = 0
     const found = scanPieces(row.text, this.pieces, (piece, at, length) => {
-      if (piece.id < 0) {
-        piece.id = this.idOf(piece.whole)
-        if (piece.parts !== undefined) {
-          piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
-          this.camelWholes.add(piece.id)
-        }
-      }
+      this.resolve(piece)
       this.count(piece.id)
       scratch.push(piece.id * 2, at, length)
       const parts = piece.parts
@@ -211,6 +206,27 @@ export class SessionIndex {
     if (!anchored.complete) flags |= ANCHORS_PARTIAL
     this.flags.push(flags)
     if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
+    // keys the words index holds and the scan does not count (NFKC folds the text: fullwidth letters,
+    // ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
+    // among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank it
+    if (NON_ASCII.test(row.text)) {
+      const sample = scanSample(row.text)
+      const folded = sample.normalize('NFKC')
+      if (folded !== sample) {
+        const listed = new Set<number>()
+        scanPieces(folded, this.pieces, piece => {
+          this.resolve(piece)
+          listed.add(piece.id)
+          for (const id of piece.partIds ?? []) listed.add(id)
+        }, key => listed.add(this.idOf(key)))
+        for (const id of listed) {
+          if (this.scratch.get(id) !== 0) continue
+          this.lists[id]!.docs.push(doc)
+          this.lists[id]!.counts.push(0)
+          this.held += ENTRY_BYTES
+        }
+      }
+    }
     for (const id of this.touched) {
       const list = this.lists[id]!
       list.docs.push(doc)
@@ -243,6 +259,16 @@ export class SessionIndex {
       const asker = this.role.get(before)
       if (this.replyOf.get(before) >= 0 || (asker !== ROLE_CODES.user && asker !== ROLE_CODES.assistant)) continue
       if ((asker === ROLE_CODES.user && role === ROLE_CODES.assistant) || (asker === ROLE_CODES.assistant && role === ROLE_CODES.user)) this.replyOf.set(before, doc)
+    }
+  }
+
+  /** A piece's key ids in this index (its whole's, its camelCase parts'), worked out once per piece. */
+  private resolve(piece: Piece): void {
+    if (piece.id >= 0) return
+    piece.id = this.idOf(piece.whole)
+    if (piece.parts !== undefined) {
+      piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
+      this.camelWholes.add(piece.id)
     }
   }
 
@@ -413,8 +439,10 @@ export class SessionIndex {
         if (docs.length === 0) break
       }
       for (const doc of docs ?? []) {
-        const count = countOccurrences(scanSample(this.rows[doc]!.text), term)
-        if (count > 0) {
+        const sample = scanSample(this.rows[doc]!.text)
+        const count = countOccurrences(sample, term)
+        // held only once NFKC folds the text (halfwidth kana): a candidate at 0, as the pairs are (append)
+        if (count > 0 || (NON_ASCII.test(sample) && sample.normalize('NFKC').includes(term))) {
           memo.docs.push(doc)
           memo.counts.push(count)
           this.held += ENTRY_BYTES
