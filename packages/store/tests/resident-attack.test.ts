@@ -8,12 +8,14 @@
  */
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
 import { INLINE_BYTES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
 import { SessionIndex } from '../src/resident/session-index.ts'
 import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
 import { search } from '../src/search/search.ts'
+import { COUNT_LIMIT, ScopeView } from '../src/resident/view.ts'
+import { MAX_POSITIONS, scanTerms } from '../src/search/passage.ts'
 import { listReads, message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
@@ -82,6 +84,16 @@ async function analysedAtOnce(store: ShadowStore, run: () => Promise<void>): Pro
   }
   return { chars: Math.max(chars, stretch), rows, bytes }
 }
+
+/** Characters of text the search scan (passage.ts scanTerms) has read, counted (every call passes through). */
+const scanned = vi.hoisted(() => ({ chars: 0 }))
+vi.mock('../src/search/passage.ts', async original => {
+  const actual = await original<typeof import('../src/search/passage.ts')>()
+  return { ...actual, scanTerms: (...args: Parameters<typeof actual.scanTerms>) => {
+    scanned.chars += Math.min(args[0].length, args[2] ?? actual.RANK_TEXT_CHARS)
+    return actual.scanTerms(...args)
+  } }
+})
 
 v8.setFlagsFromString('--expose-gc')
 const collect = vm.runInNewContext('gc') as () => void
@@ -304,6 +316,53 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
     } finally {
       await store.close()
     }
+  })
+
+  it('reads a match past the scan\'s position cap from its stored tokens, not its text: a search does not scan every such text whole', async () => {
+    // 12 texts of 60,000 characters, each holding the query's words 1,200 times (past COUNT_LIMIT)
+    const store = await ShadowStore.open(target.location())
+    try {
+      const text = (seq: number): string => Array.from({ length: 400 }, (_, index) => `harbor lantern note ${seq * 1000 + index} harbor ${'filler words here '.repeat(6)}`).join('\n').slice(0, 60_000)
+      await store.append(Array.from({ length: 12 }, (_, index) => message('cap', index + 1, text(index + 1))))
+      await store.warm('cap')
+      scanned.chars = 0
+      const found = await store.search('harbor lantern', { sessionId: 'cap' })
+      expect(found.coverage.matched).toBe(12)
+      // the winners' passages are found from stored tokens too: no text is scanned whole (each was, 720,000 characters)
+      expect(scanned.chars).toBeLessThan(60_000)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('resident index scans past the position cap', () => {
+  it('rebuilds from stored tokens the scan of a text whose matches pass COUNT_LIMIT and MAX_POSITIONS', () => {
+    const texts = [
+      'harbor '.repeat(5_000),
+      Array.from({ length: 3_000 }, (_, index) => (index % 3 === 0 ? 'getHarborLantern' : index % 3 === 1 ? 'harbor lanterns' : 'Lantern.harbor_x')).join(' '),
+      Array.from({ length: 2_000 }, (_, index) => `数据库迁移 harbor ${index} 数据 lantern`).join('，'),
+      `${'[tool call shell] {"cmd":"harbor lantern"} '.repeat(2_000)}harbor`,
+      'lantern harbor '.repeat(20_000),
+    ]
+    const index = new SessionIndex('s', 't', 0)
+    texts.forEach((text, seq) => index.append({ sessionId: 's', seq, shadowId: `t.${seq}`, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: seq, tokens: 1, hash: `h${seq}`, eventJson: '', text, elidedBy: null, expiredAt: null }, ''))
+    const view = new ScopeView([{ index, belowSeq: Number.POSITIVE_INFINITY }])
+    let capped = 0
+    for (const terms of [['harbor'], ['harbor', 'lantern'], ['lantern', 'getharborlantern'], ['数据库', 'harbor'], ['数据', 'lantern', 'harbor'], ['x', 'harbor']]) {
+      texts.forEach((text, doc) => {
+        const counts = terms.map(term => {
+          const list = view.holders(term)
+          const at = list.gids.slice(0, list.length).indexOf(doc)
+          return at < 0 ? 0 : list.counts[at]!
+        })
+        if (counts.reduce((a, b) => a + b, 0) < COUNT_LIMIT) return
+        const scan = scanTerms(text, terms)
+        if (scan.positions.length >= MAX_POSITIONS) capped += 1
+        expect(index.scans(terms, stored => stored(doc)), `${doc} ${JSON.stringify(terms)}`).toEqual(scan)
+      })
+    }
+    expect(capped).toBeGreaterThan(5)
   })
 })
 

@@ -353,9 +353,11 @@ function replyTo(view: ScopeView, asker: number, test: RowTest): number {
 /**
  * Docs whose counts the lists cannot give for this query (resident/terms.ts): counted again from
  * their stored tokens when one of the query's terms is the whole of a camelCase piece there (the
- * piece's parts then count only where it does not match whole), scanned when a head is odd, the
- * lowercase shifted with a CJK term, or the scan may have stopped recording (COUNT_LIMIT).
- * Held without positions counts as 0.5: covered, no BM25.
+ * piece's parts then count only where it does not match whole) or the scan may have stopped
+ * recording (COUNT_LIMIT: the stored tokens give the scan's own positions, cap included, at a
+ * fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
+ * matched them, a second apiece); scanned when a head is odd or the lowercase shifted with a CJK
+ * term. Held without positions counts as 0.5: covered, no BM25.
  */
 function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: Float64Array, terms: readonly string[]): void {
   const width = terms.length
@@ -371,8 +373,8 @@ function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: F
     let sum = 0
     for (let index = 0; index < width; index += 1) sum += counts[base + index]!
     const odd = view.oddKeys(gid)
-    const irregular = sum >= COUNT_LIMIT || (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
-    const recount = !irregular && wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0)
+    const irregular = (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
+    const recount = !irregular && (sum >= COUNT_LIMIT || wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0))
     if (!irregular && !recount) continue
     const scan = irregular ? scanTerms(view.row(gid).text, terms) : segment.index.scans(terms, stored => stored(gid - segment.offset))
     for (let index = 0; index < width; index += 1) counts[base + index] = 0

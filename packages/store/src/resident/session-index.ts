@@ -334,7 +334,8 @@ export class SessionIndex {
   /**
    * `scanTerms(text, terms)` of each of these docs, from their stored tokens, as `make` asks: a
    * doc must be regular for these terms (no odd key among them, no shifted lowercase with a CJK
-   * term, under COUNT_LIMIT: resident/engine.ts scans the others). Synchronous: the key slots
+   * term: resident/engine.ts scans the others); past the scan's position cap too, which it keeps
+   * as the scan does (tests/resident-attack.test.ts). Synchronous: the key slots
    * are this index's, set for the terms and cleared before it returns.
    */
   scans<T>(terms: readonly string[], make: (scan: (doc: number) => TermScan) => T): T {
