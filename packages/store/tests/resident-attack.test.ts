@@ -334,7 +334,41 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       await store.close()
     }
   })
+
+  it('ranks a fork\'s own newest matches first, and pairs a question or call its parent made last with the reply or result its fork got first', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      const tool = (seq: number, sessionId: string, text: string): ReturnType<typeof message> => message(sessionId, seq, text, { role: 'tool', eventType: 'tool/result', sourceKind: 'tool', toolName: 'shell', callId: 'k1' })
+      const assistant = (seq: number, sessionId: string, text: string, callId: string | null = null): ReturnType<typeof message> => message(sessionId, seq, text, { role: 'assistant', eventType: 'assistant/message', sourceKind: 'model', ...(callId === null ? {} : { toolName: 'shell', callId }) })
+      const parent = [
+        ...Array.from({ length: 26 }, (_, index) => message('fp', index + 1, `harbor note ${String(index + 1).padStart(2, '0')}`)),
+        assistant(27, 'fp', '[tool call shell] {"cmd":"psql -p 5433 ledger"}', 'k1'),
+        assistant(28, 'fp', 'which port should the ledger use?'),
+        // the parent's own later rows: not the fork's
+        message('fp', 29, '6543'), tool(30, 'fp', 'parent result'),
+      ]
+      const own = [message('fk', 29, '5433'), tool(30, 'fk', 'connected to the ledger database'), ...Array.from({ length: 3 }, (_, index) => message('fk', index + 31, `harbor note ${index + 31}`))]
+      await store.append(parent)
+      await store.registerSession({ sessionId: 'fk', parentSessionId: 'fp', forkSeq: 29 })
+      await store.append(own)
+      await store.append([...parent.slice(0, 28), ...own].map(row => ({ ...row, sessionId: 'ff' })))
+      const shown = (result: SearchResult): unknown => result.hits.map(hit => [hit.message.seq, hit.call?.seq, hit.question?.seq, hit.snippet])
+      for (const [query, options] of [['harbor', { rankWindow: 5 }], ['harbor note', {}], ['ledger port', {}], ['psql ledger database', {}], ['ledger', { roles: ['user', 'assistant'] as const }]] as const) {
+        expect(shown(await store.search(query, { sessionId: 'fk', ...options })), query).toEqual(shown(await store.search(query, { sessionId: 'ff', ...options })))
+      }
+      // the newest 5 matches: the fork's 3 and the parent's last 2 harbor notes
+      expect(seqs(await store.search('harbor', { sessionId: 'fk', rankWindow: 5 }))).toEqual([25, 26, 31, 32, 33])
+      const answered = await store.search('ledger port', { sessionId: 'fk' })
+      expect(answered.hits[0]!.message.seq).toBe(29)
+      expect(answered.hits[0]!.question?.seq).toBe(28)
+      const result = await store.search('psql ledger database', { sessionId: 'fk' })
+      expect([result.hits[0]!.message.seq, result.hits[0]!.call?.seq]).toEqual([30, 27])
+    } finally {
+      await store.close()
+    }
+  })
 })
+
 
 describe('resident index scans past the position cap', () => {
   it('rebuilds from stored tokens the scan of a text whose matches pass COUNT_LIMIT and MAX_POSITIONS', () => {
@@ -365,4 +399,3 @@ describe('resident index scans past the position cap', () => {
     expect(capped).toBeGreaterThan(5)
   })
 })
-

@@ -341,10 +341,9 @@ function foldUnits(view: ScopeView, candidates: readonly number[], add: (gid: nu
 /** The next message of the other speaker within two seqs of a question that passes the filter (-1: none). */
 function replyTo(view: ScopeView, asker: number, test: RowTest): number {
   if (test === undefined) return view.replyOf[asker]!
-  const segment = view.segmentOf(asker)
-  const end = segment.offset + segment.below
   const other = view.role[asker] === ROLE_CODES.user ? ROLE_CODES.assistant : ROLE_CODES.user
-  for (let next = asker + 1; next < end && view.seq[next]! <= view.seq[asker]! + 2; next += 1) {
+  // gids ascend with seqs across a fork point too (view.ts): a fork's first message may answer its ancestor's last
+  for (let next = asker + 1; next < view.total && view.seq[next]! <= view.seq[asker]! + 2; next += 1) {
     if (view.role[next] === other && test(view.row(next))) return next
   }
   return -1
