@@ -217,6 +217,13 @@ export interface ChangesRequest {
    * page: no row is left above `afterSeq`. Each page is its own snapshot.
    */
   readonly page?: { readonly afterSeq: number; readonly rows: number; readonly bytes: number }
+  /**
+   * Without a page: at most `rows` of the rows stamped after `since` (the oldest revisions first),
+   * and none after the row at which the text read reaches `bytes` (the first always); still in seq
+   * order. An answer of fewer rows and bytes than these is the whole delta; one that reaches either
+   * may not be (a resident index then builds itself anew, in the background).
+   */
+  readonly bound?: { readonly rows: number; readonly bytes: number }
 }
 
 /** SQLite answers synchronously; a network database would not. The store awaits either. */

@@ -10,7 +10,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
-import { INLINE_BYTES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
+import { INLINE_BYTES, INLINE_MESSAGES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
 import { SessionIndex } from '../src/resident/session-index.ts'
 import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
 import { search } from '../src/search/search.ts'
@@ -365,6 +365,38 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       expect([result.hits[0]!.message.seq, result.hits[0]!.call?.seq]).toEqual([30, 27])
     } finally {
       await store.close()
+    }
+  })
+
+  it.each([
+    ['many rows', INLINE_MESSAGES + 200, 40],
+    ['long texts', 20, 100_000],
+  ])('catches up with a large write of another process in the background, not in a search (%s)', async (_kind, count, size) => {
+    const location = target.location()
+    const reader = await ShadowStore.open(location)
+    const writer = await ShadowStore.open(location)
+    try {
+      await writer.append(Array.from({ length: 200 }, (_, index) => message('cu', index + 1, `early harbor note ${index + 1}`)))
+      await reader.search('harbor', { sessionId: 'cu' })
+      const text = (seq: number): string => `late harbor note ${seq} ${'padding words '.repeat(size / 14)}`.slice(0, size)
+      for (let start = 0; start < count; start += 500) await writer.append(Array.from({ length: Math.min(500, count - start) }, (_, index) => message('cu', 201 + start + index, text(201 + start + index))))
+      const listed = listReads(reader)
+      const caught = await analysedAtOnce(reader, async () => {
+        const found = await reader.search('late harbor', { sessionId: 'cu' })
+        expect(found.hits[0]!.message.seq).toBeGreaterThan(200)
+      })
+      // the delta was read up to a search's own share, and not analysed in it: the lists answered
+      expect(caught.rows).toBeLessThanOrEqual(INLINE_MESSAGES + 1)
+      expect(caught.bytes).toBeLessThanOrEqual(INLINE_BYTES + size)
+      expect(caught.chars).toBeLessThanOrEqual(INLINE_BYTES + size)
+      expect(listed()).toBeGreaterThan(0)
+      await reader.warm('cu')
+      const before = listed()
+      expect((await reader.search(`note ${200 + count}`, { sessionId: 'cu' })).hits[0]!.message.seq).toBe(200 + count)
+      expect(listed()).toBe(before)
+    } finally {
+      await reader.close()
+      await writer.close()
     }
   })
 })

@@ -144,7 +144,12 @@ export class SessionIndexRegistry {
 
   /** Bring these sessions' indexes up to date; false when the lists must answer. */
   private async sync(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[]): Promise<boolean> {
-    const changes = await backend.sessionChanges(ids.map(sessionId => ({ sessionId, since: this.indexes.get(sessionId)?.revision ?? PROBE })))
+    // a delta is read up to what a search applies itself: past that (another process wrote a
+    // session's history meanwhile: 50,000 rows took a search 2 s) the index is built again, in the background
+    const changes = await backend.sessionChanges(ids.map(sessionId => {
+      const held = this.indexes.get(sessionId)
+      return held === undefined ? { sessionId, since: PROBE } : { sessionId, since: held.revision, bound: { rows: INLINE_MESSAGES + 1, bytes: INLINE_BYTES } }
+    }))
     let total = 0
     const rebuild: string[] = []
     let cost = 0
@@ -158,7 +163,7 @@ export class SessionIndexRegistry {
         return
       }
       total += change.messageCount
-      if (index === undefined || !apply(index, change)) {
+      if (index === undefined || !whole(change) || !apply(index, change)) {
         rebuild.push(id)
         cost += change.messageCount
       }
@@ -169,6 +174,8 @@ export class SessionIndexRegistry {
     }
     if (cost > INLINE_MESSAGES) {
       // a large build would hold this search (and the process) for seconds: it runs in the background
+      // (the stale indexes go now: the budget holds the new ones)
+      for (const id of rebuild) this.indexes.delete(id)
       void this.buildInBackground(backend, rebuild.map(id => new Build(id, tagOf(segments, id)))).catch(() => undefined)
       return false
     }
@@ -183,6 +190,7 @@ export class SessionIndexRegistry {
     }
     const unfinished = builds.filter(build => build.outcome === 'reading')
     if (unfinished.length > 0) {
+      for (const build of unfinished) this.indexes.delete(build.index.sessionId)
       void this.buildInBackground(backend, unfinished).catch(() => undefined)
       return false
     }
@@ -298,7 +306,8 @@ export class SessionIndexRegistry {
    */
   async unchanged(backend: ShadowBackend, scope: ResidentScope): Promise<boolean> {
     const held = [...new Map(scope.indexes.map((index, at) => [index, scope.revisions[at]!])).entries()]
-    const now = await backend.sessionChanges(held.map(([index, revision]) => ({ sessionId: index.sessionId, since: revision })))
+    // the revisions only (a write meanwhile may be large: its rows are not read here)
+    const now = await backend.sessionChanges(held.map(([index]) => ({ sessionId: index.sessionId, since: PROBE })))
     return held.every(([, revision], at) => now[at] !== undefined && now[at].revision === revision)
   }
 
@@ -338,6 +347,14 @@ class Build {
   constructor(sessionId: string, tag: string) {
     this.index = new SessionIndex(sessionId, tag, -1)
   }
+}
+
+/** Whether a delta read with sync's bound is the whole delta (under both bounds). */
+function whole(change: SessionChanges): boolean {
+  if (change.rows.length > INLINE_MESSAGES) return false
+  let bytes = 0
+  for (const row of change.rows) bytes += Buffer.byteLength(row.text)
+  return bytes < INLINE_BYTES
 }
 
 /** Apply a delta in place; false when only a rebuild can (rows removed, rewritten, or filled in below the last). */

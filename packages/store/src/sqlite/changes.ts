@@ -6,32 +6,31 @@ import { CANDIDATE_COLUMNS, toMessage, type Row } from './rows.ts'
 /**
  * Each session's revision and its rows stamped after `since`, all in one read transaction: a
  * writer commits a revision with its rows, so the snapshot never holds one without the other.
- * The rows are an index range of `messages_rev`; a page (`request.page`) a range of the session's
- * seqs, read row by row until its bounds are reached.
+ * The rows are an index range of `messages_rev` (with `request.bound`, read in that order row by
+ * row until a bound is reached); a page (`request.page`) a range of the session's seqs, read so.
  */
 export function sessionChanges(conn: SqliteConnection, requests: readonly ChangesRequest[]): Array<SessionChanges | undefined> {
-  return conn.read('read session changes', () => requests.map(({ sessionId, since, page }) => {
+  return conn.read('read session changes', () => requests.map(({ sessionId, since, page, bound }) => {
     const session = conn.stmt('SELECT revision, removed_rev, message_count FROM sessions WHERE session_id = ?').get(sessionId) as Row | undefined
     if (session === undefined) return undefined
     const revision = session['revision'] as number
-    const found = revision === since ? [] : page === undefined
-      ? conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.seq`).all(sessionId, since) as Row[]
-      : pageOf(conn, sessionId, since, page)
+    const found = revision === since ? []
+      : page !== undefined ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.seq > ? AND m.rev > ? ORDER BY m.seq LIMIT ?`).iterate(sessionId, page.afterSeq, since, page.rows) as Iterable<Row>, page.bytes)
+        : bound !== undefined ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev LIMIT ?`).iterate(sessionId, since, bound.rows) as Iterable<Row>, bound.bytes).toSorted((a, b) => (a['seq'] as number) - (b['seq'] as number))
+          : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.seq`).all(sessionId, since) as Row[]
     return { revision, removedRev: session['removed_rev'] as number, messageCount: session['message_count'] as number, rows: found.map(toMessage), events: found.map(row => row['stored_event'] as Uint8Array | string) }
   }))
 }
 
-/** Rows of one page: above `afterSeq`, in seq order, until `rows` rows or `bytes` bytes of text read. */
-function pageOf(conn: SqliteConnection, sessionId: string, since: number, page: NonNullable<ChangesRequest['page']>): Row[] {
+/** The rows read until the one at which their text reaches `limit` bytes (the statement's LIMIT bounds the rows). */
+function upTo(rows: Iterable<Row>, limit: number): Row[] {
   const found: Row[] = []
   let bytes = 0
-  const rows = conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.seq > ? AND m.rev > ? ORDER BY m.seq LIMIT ?`)
-    .iterate(sessionId, page.afterSeq, since, page.rows) as Iterable<Row>
   for (const row of rows) {
     found.push(row)
     const text = row['text']
     bytes += typeof text === 'string' ? Buffer.byteLength(text) : (text as Uint8Array).byteLength
-    if (bytes >= page.bytes) break
+    if (bytes >= limit) break
   }
   return found
 }
