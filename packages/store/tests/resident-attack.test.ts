@@ -6,6 +6,7 @@
  * memory estimated) bounded by the budgets. Work is counted, never timed. Both backends where the
  * store is involved.
  */
+import { DatabaseSync, StatementSync } from 'node:sqlite'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -17,7 +18,7 @@ import { search } from '../src/search/search.ts'
 import { COUNT_LIMIT, ScopeView } from '../src/resident/view.ts'
 import { MAX_POSITIONS, scanTerms } from '../src/search/passage.ts'
 import { listReads, message } from './helpers.ts'
-import { TARGETS } from './targets.ts'
+import { sqliteTarget, TARGETS } from './targets.ts'
 
 const seqs = (result: SearchResult): number[] => result.hits.map(hit => hit.message.seq).toSorted((a, b) => a - b)
 const texts = (result: SearchResult): string => result.hits.map(hit => `${hit.message.text} ${hit.snippet} ${hit.message.eventJson}`).join('\n')
@@ -431,3 +432,51 @@ describe('resident index scans past the position cap', () => {
     expect(capped).toBeGreaterThan(5)
   })
 })
+
+describe('resident delta reads on a SQLite store someone ran ANALYZE on', () => {
+  const target = sqliteTarget()
+  beforeAll(() => target.setup())
+  afterAll(() => target.teardown())
+
+  it('read each delta and probe as a range of the revision index, not every row of the session', async () => {
+    const location = target.location()
+    const writer = await ShadowStore.open(location)
+    for (const sessionId of ['an', 'other']) {
+      for (let start = 0; start < 3_000; start += 1_000) await writer.append(Array.from({ length: 1_000 }, (_, index) => message(sessionId, start + index + 1, `note ${start + index}`)))
+    }
+    await writer.close()
+    const db = new DatabaseSync(location)
+    db.exec('ANALYZE')
+    db.close()
+    const store = await ShadowStore.open(location)
+    const used = new Set<string>()
+    const methods = ['all', 'get', 'iterate'] as const
+    const originals = methods.map(name => StatementSync.prototype[name])
+    methods.forEach((name, at) => {
+      ;(StatementSync.prototype as unknown as Record<string, unknown>)[name] = function (this: StatementSync, ...args: unknown[]) {
+        if (this.sourceSQL.includes('FROM messages m WHERE m.session_id')) used.add(this.sourceSQL)
+        return (originals[at] as (...args: unknown[]) => unknown).apply(this, args)
+      }
+    })
+    try {
+      await store.backend.sessionChanges([{ sessionId: 'an', since: 2 }, { sessionId: 'an', since: Number.MAX_SAFE_INTEGER }])
+      await store.backend.sessionChanges([{ sessionId: 'an', since: 2, bound: { rows: 10, bytes: 1_000 } }])
+      await store.backend.sessionChanges([{ sessionId: 'an', since: -1, page: { afterSeq: 10, rows: 10, bytes: 1_000 } }])
+    } finally {
+      methods.forEach((name, at) => { (StatementSync.prototype as unknown as Record<string, unknown>)[name] = originals[at] })
+    }
+    const check = new DatabaseSync(location, { readOnly: true })
+    try {
+      expect(used.size).toBe(3)
+      for (const sql of used) {
+        const plan = (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from({ length: (sql.match(/\?/g) ?? []).length }, (_, at) => (at === 0 ? 'an' : 1))) as Array<{ detail: string }>).map(row => row.detail)
+        // an index range on the revision (or, for a page, the seqs above the last read), never the session whole
+        expect(plan.join(' | '), sql).toMatch(/USING INDEX messages_rev \(session_id=\? AND rev>\?\)|\(session_id=\? AND seq>\?\)/)
+      }
+    } finally {
+      check.close()
+      await store.close()
+    }
+  })
+})
+

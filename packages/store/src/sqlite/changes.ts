@@ -6,8 +6,10 @@ import { CANDIDATE_COLUMNS, toMessage, type Row } from './rows.ts'
 /**
  * Each session's revision and its rows stamped after `since`, all in one read transaction: a
  * writer commits a revision with its rows, so the snapshot never holds one without the other.
- * The rows are an index range of `messages_rev` (with `request.bound`, read in that order row by
- * row until a bound is reached); a page (`request.page`) a range of the session's seqs, read so.
+ * The rows are an index range of `messages_rev`, read in its order (with `request.bound`, row by
+ * row until a bound is reached) and put in seq order here: ordered by seq in SQL, a store someone
+ * ran ANALYZE on read every row of the session by its seq index for each delta, and each probe.
+ * A page (`request.page`) is a range of the session's seqs, read in that order.
  */
 export function sessionChanges(conn: SqliteConnection, requests: readonly ChangesRequest[]): Array<SessionChanges | undefined> {
   return conn.read('read session changes', () => requests.map(({ sessionId, since, page, bound }) => {
@@ -16,10 +18,15 @@ export function sessionChanges(conn: SqliteConnection, requests: readonly Change
     const revision = session['revision'] as number
     const found = revision === since ? []
       : page !== undefined ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.seq > ? AND m.rev > ? ORDER BY m.seq LIMIT ?`).iterate(sessionId, page.afterSeq, since, page.rows) as Iterable<Row>, page.bytes)
-        : bound !== undefined ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev LIMIT ?`).iterate(sessionId, since, bound.rows) as Iterable<Row>, bound.bytes).toSorted((a, b) => (a['seq'] as number) - (b['seq'] as number))
-          : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.seq`).all(sessionId, since) as Row[]
+        : bySeq(bound !== undefined
+          ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev LIMIT ?`).iterate(sessionId, since, bound.rows) as Iterable<Row>, bound.bytes)
+          : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev`).all(sessionId, since) as Row[])
     return { revision, removedRev: session['removed_rev'] as number, messageCount: session['message_count'] as number, rows: found.map(toMessage), events: found.map(row => row['stored_event'] as Uint8Array | string) }
   }))
+}
+
+function bySeq(rows: Row[]): Row[] {
+  return rows.sort((a, b) => (a['seq'] as number) - (b['seq'] as number))
 }
 
 /** The rows read until the one at which their text reaches `limit` bytes (the statement's LIMIT bounds the rows). */
