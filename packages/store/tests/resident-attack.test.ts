@@ -400,6 +400,35 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       await writer.close()
     }
   })
+
+  it('stays resident for CJK questions of new long words: what it counts of them for later searches does not push its session past the budget', async () => {
+    const location = target.location()
+    const base = '数据库迁移连接池耗尽内存泄漏证书过期配置文件服务器重启日志分析性能优化'
+    const setup = await ShadowStore.open(location)
+    await setup.append(Array.from({ length: 400 }, (_, index) => message('ck', index + 1, Array.from({ length: 6 }, (_, part) => base.slice((index * 7 + part * 5) % 30, ((index * 7 + part * 5) % 30) + 6)).join('，'))))
+    await setup.close()
+    const roomy = await ShadowStore.open(location)
+    await roomy.search('数据库', { sessionId: 'ck' })
+    const usage = (store: ShadowStore): { sessions: number; bytes: number } => (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
+    const one = usage(roomy).bytes
+    await roomy.close()
+    const store = await ShadowStore.open(location, { resident: { maxBytes: Math.floor(one * 1.1) } })
+    try {
+      const listed = listReads(store)
+      await store.search('数据库', { sessionId: 'ck' })
+      const chars = [...base]
+      for (let round = 0; round < 6; round += 1) {
+        // 48 words of 3 to 6 characters, new each time: each is counted in the texts and kept
+        const words = Array.from({ length: 48 }, (_, at) => chars.slice((round * 5 + at) % 27, ((round * 5 + at) % 27) + 3 + ((round + at) % 4)).join(''))
+        const before = listed()
+        expect((await store.search(words.join(' '), { sessionId: 'ck' })).hits.length).toBeGreaterThan(0)
+        expect(listed(), `round ${round}`).toBe(before)
+        expect(usage(store).bytes).toBeLessThanOrEqual(Math.floor(one * 1.1))
+      }
+    } finally {
+      await store.close()
+    }
+  })
 })
 
 
@@ -479,4 +508,3 @@ describe('resident delta reads on a SQLite store someone ran ANALYZE on', () => 
     }
   })
 })
-

@@ -200,8 +200,12 @@ export class SessionIndexRegistry {
       if (index === undefined) return false
       this.hold(id, index)
     }
-    // grown past the budget by what was appended, or a fork's sessions together: the lists answer (evict drops them)
-    if ([...new Set(ids.map(id => this.indexes.get(id)!))].reduce((sum, index) => sum + bytesOf(index), 0) > this.maxBytes) {
+    // grown past the budget by what was appended, or a fork's sessions together: the lists answer (evict
+    // drops them); what earlier searches counted of long CJK words goes first (counted again when asked)
+    const scope = [...new Set(ids.map(id => this.indexes.get(id)!))]
+    const bytes = (): number => scope.reduce((sum, index) => sum + bytesOf(index), 0)
+    if (bytes() > this.maxBytes) for (const index of scope) index.dropMemos()
+    if (bytes() > this.maxBytes) {
       this.oversized.set(scopeKey(ids), total)
       return false
     }
@@ -308,12 +312,15 @@ export class SessionIndexRegistry {
     const held = [...new Map(scope.indexes.map((index, at) => [index, scope.revisions[at]!])).entries()]
     // the revisions only (a write meanwhile may be large: its rows are not read here)
     const now = await backend.sessionChanges(held.map(([index]) => ({ sessionId: index.sessionId, since: PROBE })))
+    // the search may have grown them (long CJK words it counted): the budget holds after it too
+    this.evict(new Set(held.map(([index]) => index.sessionId)))
     return held.every(([, revision], at) => now[at] !== undefined && now[at].revision === revision)
   }
 
   /**
-   * Least recently used out until the budget holds, the scope just synced last: it goes only when
-   * it alone is past the budget (its search answered from the lists).
+   * Least recently used out until the budget holds, the scope just synced last: it first forgets
+   * the long CJK words its searches counted, and goes only when it alone is still past the budget
+   * (its search answered from the lists).
    */
   private evict(keep: ReadonlySet<string>): void {
     let { bytes } = this.usage()
@@ -321,6 +328,12 @@ export class SessionIndexRegistry {
       for (const [id, index] of this.indexes) {
         if (bytes <= this.maxBytes) return
         if (keep.has(id) !== last) continue
+        if (last) {
+          bytes -= bytesOf(index)
+          index.dropMemos()
+          bytes += bytesOf(index)
+          if (bytes <= this.maxBytes) return
+        }
         this.indexes.delete(id)
         bytes -= bytesOf(index)
       }

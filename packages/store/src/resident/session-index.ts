@@ -454,6 +454,12 @@ export class SessionIndex {
     return memo
   }
 
+  /** Forget the long CJK terms counted for searches (they are counted again when asked): room for the budget. */
+  dropMemos(): void {
+    for (const memo of this.long.values()) this.held -= memo.docs.length * ENTRY_BYTES
+    this.long.clear()
+  }
+
   /**
    * Whether a term is the whole key of some camelCase piece here: with another term of the same
    * query, a doc holding it may hold that term only as its part, which the scan does not count.
