@@ -405,7 +405,7 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
     const location = target.location()
     const base = '数据库迁移连接池耗尽内存泄漏证书过期配置文件服务器重启日志分析性能优化'
     const setup = await ShadowStore.open(location)
-    await setup.append(Array.from({ length: 400 }, (_, index) => message('ck', index + 1, Array.from({ length: 6 }, (_, part) => base.slice((index * 7 + part * 5) % 30, ((index * 7 + part * 5) % 30) + 6)).join('，'))))
+    await setup.append(Array.from({ length: 400 }, (_, index) => message('ck', index + 1, Array.from({ length: 6 }, (_unused, part) => base.slice((index * 7 + part * 5) % 30, ((index * 7 + part * 5) % 30) + 6)).join('，'))))
     await setup.close()
     const roomy = await ShadowStore.open(location)
     await roomy.search('数据库', { sessionId: 'ck' })
@@ -434,7 +434,7 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
 
 describe('resident index scans past the position cap', () => {
   it('rebuilds from stored tokens the scan of a text whose matches pass COUNT_LIMIT and MAX_POSITIONS', () => {
-    const texts = [
+    const cases = [
       'harbor '.repeat(5_000),
       Array.from({ length: 3_000 }, (_, index) => (index % 3 === 0 ? 'getHarborLantern' : index % 3 === 1 ? 'harbor lanterns' : 'Lantern.harbor_x')).join(' '),
       Array.from({ length: 2_000 }, (_, index) => `数据库迁移 harbor ${index} 数据 lantern`).join('，'),
@@ -442,11 +442,11 @@ describe('resident index scans past the position cap', () => {
       'lantern harbor '.repeat(20_000),
     ]
     const index = new SessionIndex('s', 't', 0)
-    texts.forEach((text, seq) => index.append({ sessionId: 's', seq, shadowId: `t.${seq}`, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: seq, tokens: 1, hash: `h${seq}`, eventJson: '', text, elidedBy: null, expiredAt: null }, ''))
+    cases.forEach((text, seq) => index.append({ sessionId: 's', seq, shadowId: `t.${seq}`, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: seq, tokens: 1, hash: `h${seq}`, eventJson: '', text, elidedBy: null, expiredAt: null }, ''))
     const view = new ScopeView([{ index, belowSeq: Number.POSITIVE_INFINITY }])
     let capped = 0
     for (const terms of [['harbor'], ['harbor', 'lantern'], ['lantern', 'getharborlantern'], ['数据库', 'harbor'], ['数据', 'lantern', 'harbor'], ['x', 'harbor']]) {
-      texts.forEach((text, doc) => {
+      cases.forEach((text, doc) => {
         const counts = terms.map(term => {
           const list = view.holders(term)
           const at = list.gids.slice(0, list.length).indexOf(doc)

@@ -32,7 +32,7 @@ const LONG_TERMS = 512
 /** A question a short reply may answer (units.ts). */
 const QUESTION = /[?？]|吗|呢/u
 /** A string V8 cannot hold at one byte a character. */
-const TWO_BYTE = /[^\u0000-\u00ff]/
+const TWO_BYTE = /[\u0100-\uffff]/
 const NON_ASCII = /[^\p{ASCII}]/u
 
 /**

@@ -26,7 +26,7 @@ export function sessionChanges(conn: SqliteConnection, requests: readonly Change
 }
 
 function bySeq(rows: Row[]): Row[] {
-  return rows.sort((a, b) => (a['seq'] as number) - (b['seq'] as number))
+  return rows.toSorted((a, b) => (a['seq'] as number) - (b['seq'] as number))
 }
 
 /** The rows read until the one at which their text reaches `limit` bytes (the statement's LIMIT bounds the rows). */
