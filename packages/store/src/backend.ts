@@ -185,7 +185,10 @@ export interface ReadQuery extends MessageFilter {
  * what a resident index reads to stay exact while any process writes the store.
  */
 export interface SessionChanges {
-  /** The session's revision in the snapshot read (below the one asked since: forgotten and registered again, load it anew). */
+  /**
+   * The session's revision in the snapshot read. A session registered again after a forget starts
+   * above every revision the forgotten one had (REVISION_FLOOR_META), with `removedRev` at that start.
+   */
   readonly revision: number
   /** The revision of the last transaction that deleted rows of the session (0: none since the store has revisions). */
   readonly removedRev: number
@@ -199,6 +202,28 @@ export interface SessionChanges {
   readonly events: ReadonlyArray<Uint8Array | string>
   /** The session's rows (its counter in the same snapshot): whether a scope is small enough to hold. */
   readonly messageCount: number
+}
+
+/**
+ * One question of `sessionChanges`: the session's rows stamped after `since`, or, with `page`, one
+ * page of them in seq order, so that a whole session (`since: -1`) is read a bounded piece at a time.
+ */
+export interface ChangesRequest {
+  readonly sessionId: string
+  readonly since: number
+  /**
+   * Only rows above `afterSeq`, at most `rows` of them, and none after the row at which the text
+   * read (cut as a candidate's, in UTF-8 bytes) reaches `bytes` (the first row always). An empty
+   * page: no row is left above `afterSeq`. Each page is its own snapshot.
+   */
+  readonly page?: { readonly afterSeq: number; readonly rows: number; readonly bytes: number }
+  /**
+   * Without a page: at most `rows` of the rows stamped after `since` (the oldest revisions first),
+   * and none after the row at which the text read reaches `bytes` (the first always); still in seq
+   * order. An answer of fewer rows and bytes than these is the whole delta; one that reaches either
+   * may not be (a resident index then builds itself anew, in the background).
+   */
+  readonly bound?: { readonly rows: number; readonly bytes: number }
 }
 
 /** SQLite answers synchronously; a network database would not. The store awaits either. */
@@ -250,7 +275,7 @@ export interface ShadowBackend {
    * all from one consistent snapshot: a revision is never seen without its rows, nor a row newer
    * than the revision returned. `undefined` for a session not stored; `since: -1` returns every row.
    */
-  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Awaitable<Array<SessionChanges | undefined>>
+  sessionChanges(requests: readonly ChangesRequest[]): Awaitable<Array<SessionChanges | undefined>>
   deleteMessages(sessionId: string, seqs: readonly number[]): Awaitable<number>
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Awaitable<void>
 
@@ -336,6 +361,15 @@ export interface ShadowBackend {
  * (a forget sets it in its own transaction, a redaction pass once done; the vacuum clears it, one that fails leaves it owed).
  */
 export const VACUUM_DUE_META = 'vacuum_due'
+
+/**
+ * Meta key: one above every revision a forgotten session reached. A session row is created with
+ * this revision (and `removed_rev`), so a session forgotten and registered again never goes back
+ * over revisions its forgotten rows had: a reader holding one of them (another process's resident
+ * index) is told by its next delta read that rows went (`removedRev` above what it holds), however
+ * many writes the new session has had.
+ */
+export const REVISION_FLOOR_META = 'revision_floor'
 
 /** What a lineage needs of a session (`ancestry`). */
 export type SessionLink = Pick<ShadowSession, 'sessionId' | 'tag' | 'parentSessionId' | 'forkSeq' | 'workspace'>

@@ -56,3 +56,15 @@ export async function markersFound(store: ShadowStore, sessionId: string, rows: 
   }
   return found
 }
+
+/** How many id lists of the index lists a store has read since (a search they answered reads some; a resident one none). */
+export function listReads(store: ShadowStore): () => number {
+  const backend = store.backend as unknown as { listIds: (...args: never[]) => unknown }
+  const listIds = backend.listIds.bind(store.backend)
+  let listed = 0
+  backend.listIds = (...args: never[]) => {
+    listed += 1
+    return listIds(...args)
+  }
+  return () => listed
+}

@@ -3,7 +3,7 @@
  * several dsh processes or hosts writing one store. Selected by a `postgres://` location; every
  * PostgreSQL dialect detail lives in this folder.
  */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
+import { VACUUM_DUE_META, type ChangesRequest, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { deepLineage, onlySegments, splitLineage, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
@@ -13,7 +13,7 @@ import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } fro
 import { expireCheckpoints, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
 import { CANDIDATE_COLUMNS, filterSql, lineageFrom, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
-import { PgRevisions } from './revisions.ts'
+import { PgRevisions, REVISION_FLOOR } from './revisions.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
 import { candidateRows, documentFrequencies, listIds, searchIndex, searchIndexes } from './search.ts'
 import { appendRows, forgetRows, recountSession } from './writes.ts'
@@ -82,7 +82,7 @@ export class PostgresBackend implements ShadowBackend {
   async upsertSession(input: ShadowSessionInput & { readonly tag: string }): Promise<void> {
     this.assertWritable('write session')
     const inserted = await this.query('write session', `
-      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at, revision, removed_rev) VALUES ($1, $2, $3, $4, $5, $6, ${REVISION_FLOOR}, ${REVISION_FLOOR})
       ON CONFLICT DO NOTHING RETURNING 1 AS one`,
     [input.sessionId, input.tag, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null])
     if (inserted.length > 0) return
@@ -277,7 +277,7 @@ export class PostgresBackend implements ShadowBackend {
   }
 
   /** One statement: one snapshot (changes.ts). */
-  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Promise<Array<SessionChanges | undefined>> {
+  sessionChanges(requests: readonly ChangesRequest[]): Promise<Array<SessionChanges | undefined>> {
     return sessionChanges(this.connection, requests)
   }
 

@@ -9,6 +9,19 @@
  * The session row lock, held to commit, orders a session's revisions in commit order.
  */
 import type pg from 'pg'
+import { REVISION_FLOOR_META } from '../backend.ts'
+
+/** A new session's revision (and removed_rev), read in the statement that creates it: above every forgotten one's. */
+export const REVISION_FLOOR = `(SELECT coalesce(max(value::bigint), 0) FROM meta WHERE key = '${REVISION_FLOOR_META}')`
+
+/**
+ * In a forget's transaction, before the session rows go: a session registered again starts above
+ * every revision these reached (REVISION_FLOOR_META).
+ */
+export async function raiseRevisionFloor(db: pg.PoolClient, sessionIds: readonly string[]): Promise<void> {
+  await db.query(`INSERT INTO meta(key, value) SELECT $1, (max(revision) + 1)::text FROM sessions WHERE session_id = ANY($2::text[]) HAVING count(*) > 0
+    ON CONFLICT (key) DO UPDATE SET value = greatest(meta.value::bigint, excluded.value::bigint)::text`, [REVISION_FLOOR_META, sessionIds])
+}
 
 export class PgRevisions {
   /** Each session's revision as read before the rows were written. */
@@ -32,7 +45,7 @@ export class PgRevisions {
     return new PgRevisions(new Map())
   }
 
-  /** The rev to stamp on the session's rows this transaction writes (a session not stored yet starts at 1). */
+  /** The rev to stamp on the session's rows this transaction writes (a guess for a session not stored yet: `settle` restamps). */
   of(sessionId: string): number {
     return (this.known.get(sessionId) ?? 0) + 1
   }

@@ -10,7 +10,7 @@ import type { ForgetCounts, PreparedMessage } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult } from '../types.ts'
-import { PgRevisions } from './revisions.ts'
+import { PgRevisions, raiseRevisionFloor, REVISION_FLOOR } from './revisions.ts'
 import { storedEventJson } from './rows.ts'
 import { gramsText, tsvectorText } from './tokens.ts'
 
@@ -125,7 +125,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
       // rows are gone, ours are not. Register it again (the rows carry its tag) rather than leave
       // rows that belong to no session.
       const tag = rows.find(row => row.sessionId === sessionId)!.tag
-      await db.query('INSERT INTO sessions(session_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING', [sessionId, tag])
+      await db.query(`INSERT INTO sessions(session_id, tag, revision, removed_rev) VALUES ($1, $2, ${REVISION_FLOOR}, ${REVISION_FLOOR}) ON CONFLICT DO NOTHING`, [sessionId, tag])
       revision = await bump()
       if (revision === undefined) throw new ShadowStoreError('CONFLICT', `session ${sessionId} was forgotten while this batch was written and its tag ${tag} is taken; retry the write`)
     }
@@ -142,6 +142,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
 export async function forgetRows(db: pg.PoolClient, sessionIds: readonly string[]): Promise<ForgetCounts> {
   const ids = [...new Set(sessionIds)].toSorted()
   const locked = await db.query('SELECT session_id FROM sessions WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE', [ids])
+  await raiseRevisionFloor(db, ids)
   await db.query('DELETE FROM message_calls WHERE session_id = ANY($1::text[])', [ids])
   const messages = await db.query('DELETE FROM messages WHERE session_id = ANY($1::text[])', [ids])
   const checkpoints = await db.query('DELETE FROM checkpoints WHERE session_id = ANY($1::text[])', [ids])

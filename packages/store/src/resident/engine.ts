@@ -115,14 +115,16 @@ export async function residentSearch(backend: ShadowBackend, request: ResidentQu
     takeList(list.gids, list.length, isCandidate)
   }
   const words = analyzed.words.map(word => holders(keyOf(word)))
-  // every word (stopwords too), as the all-words list asks; and any word when none is a topic
+  // every word (stopwords too), as the all-words list asks; and any word when no topic word is in
+  // scope, as the lists read their 'any' list when no word has a rare list (search.ts anyWord: a
+  // query of absent topics and present stopwords found nothing here, the stopwords' messages there)
   if (words.length > 1) {
     const rarest = words.reduce((a, b) => (b.length < a.length ? b : a))
     let all = rarest.gids.slice(0, rarest.length)
     for (const list of words) if (list !== rarest) all = intersect(all, list.gids, list.length)
     takeList(all, all.length, isCandidate)
   }
-  if (own.length === 0 && words.length > 0) {
+  if (words.length > 0 && !analyzed.words.some((word, at) => scopeDf[at]! > 0 && coverageTerms([word]).length > 0)) {
     const marks = new Uint8Array(total)
     for (const list of words) for (let at = 0; at < list.length; at += 1) marks[list.gids[at]!] = 1
     takeMarks(marks, isCandidate)
@@ -340,10 +342,9 @@ function foldUnits(view: ScopeView, candidates: readonly number[], add: (gid: nu
 /** The next message of the other speaker within two seqs of a question that passes the filter (-1: none). */
 function replyTo(view: ScopeView, asker: number, test: RowTest): number {
   if (test === undefined) return view.replyOf[asker]!
-  const segment = view.segmentOf(asker)
-  const end = segment.offset + segment.below
   const other = view.role[asker] === ROLE_CODES.user ? ROLE_CODES.assistant : ROLE_CODES.user
-  for (let next = asker + 1; next < end && view.seq[next]! <= view.seq[asker]! + 2; next += 1) {
+  // gids ascend with seqs across a fork point too (view.ts): a fork's first message may answer its ancestor's last
+  for (let next = asker + 1; next < view.total && view.seq[next]! <= view.seq[asker]! + 2; next += 1) {
     if (view.role[next] === other && test(view.row(next))) return next
   }
   return -1
@@ -352,9 +353,11 @@ function replyTo(view: ScopeView, asker: number, test: RowTest): number {
 /**
  * Docs whose counts the lists cannot give for this query (resident/terms.ts): counted again from
  * their stored tokens when one of the query's terms is the whole of a camelCase piece there (the
- * piece's parts then count only where it does not match whole), scanned when a head is odd, the
- * lowercase shifted with a CJK term, or the scan may have stopped recording (COUNT_LIMIT).
- * Held without positions counts as 0.5: covered, no BM25.
+ * piece's parts then count only where it does not match whole) or the scan may have stopped
+ * recording (COUNT_LIMIT: the stored tokens give the scan's own positions, cap included, at a
+ * fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
+ * matched them, a second apiece); scanned when a head is odd or the lowercase shifted with a CJK
+ * term. Held without positions counts as 0.5: covered, no BM25.
  */
 function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: Float64Array, terms: readonly string[]): void {
   const width = terms.length
@@ -370,8 +373,8 @@ function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: F
     let sum = 0
     for (let index = 0; index < width; index += 1) sum += counts[base + index]!
     const odd = view.oddKeys(gid)
-    const irregular = sum >= COUNT_LIMIT || (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
-    const recount = !irregular && wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0)
+    const irregular = (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
+    const recount = !irregular && (sum >= COUNT_LIMIT || wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0))
     if (!irregular && !recount) continue
     const scan = irregular ? scanTerms(view.row(gid).text, terms) : segment.index.scans(terms, stored => stored(gid - segment.offset))
     for (let index = 0; index < width; index += 1) counts[base + index] = 0

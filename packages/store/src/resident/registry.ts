@@ -10,10 +10,15 @@
  * full read. So what another process or host wrote is seen as soon as it committed, and what this
  * process wrote costs a delta read of its own rows, not a rebuild.
  *
- * A small index is built when a search first needs it; a larger one (past INLINE_MESSAGES) is built
- * in the background, in slices that let other calls run (the lists answer meanwhile), or ahead of
- * time by `warm`. Indexes past the budget leave least recently used first (the next search of
- * theirs builds again); a scope larger than `maxMessages` is not made resident.
+ * A session is read a page at a time (bounded in rows and in text, each page its own snapshot: the
+ * index takes the first page's revision, and the next delta read since it sorts out what changed
+ * under the later pages). A small index is built when a search first needs it (at most
+ * INLINE_MESSAGES messages and INLINE_BYTES of text analysed); a larger one is built in the
+ * background, in slices of rows and of text that let other calls run (the lists answer meanwhile),
+ * or ahead of time by `warm`. Indexes past the budget leave least recently used first (the next
+ * search of theirs builds again); a scope larger than `maxMessages` is not made resident, nor one
+ * whose indexes alone pass the budget: a build stops there, and the scope is searched through the
+ * lists until it holds fewer messages than it did then.
  */
 import type { SessionChanges, ShadowBackend } from '../backend.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
@@ -26,21 +31,44 @@ export interface ResidentOptions {
   readonly maxMessages?: number
 }
 
+/** The indexes a search reads (one per segment) and the revision each reflected when acquired. */
+export interface ResidentScope {
+  readonly indexes: readonly SessionIndex[]
+  readonly revisions: readonly number[]
+}
+
 export const RESIDENT_MAX_BYTES = 256 * 1024 * 1024
 export const RESIDENT_MAX_MESSAGES = 200_000
 /**
- * Messages a search builds indexes for itself (about a quarter second of analysis on one core);
- * more are built in the background while the index lists answer.
+ * Messages, and bytes of their text, a search builds indexes for itself (about a quarter second of
+ * analysis on one core); more are built in the background while the index lists answer. Both: 200
+ * messages of 256 KB took a first search 10 s when only messages were counted.
  */
 export const INLINE_MESSAGES = 4_000
-/** Rows analysed between two yields of a background build. */
+export const INLINE_BYTES = 1_000_000
+/**
+ * Rows and text bytes of one read of a build (a page): one synchronous read of a 200k-message
+ * session held the store's thread for 4 s.
+ */
+export const PAGE_ROWS = 1_000
+export const PAGE_BYTES = 1_000_000
+/** Rows, and characters of their text, analysed between two yields of a background build. */
 const SLICE = 256
+export const SLICE_CHARS = 64_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
-/** Bytes an index is taken to hold: its characters (UTF-16), its list entries and columns, its rows. */
+/** Bytes an index is taken to hold per row at the least (its row object, columns and arrays: session-index.ts ROW_BYTES). */
+const ROW_BYTES = 700
+
+/** Bytes an index is taken to hold (session-index.ts `bytes`: rows, text, tokens, lists, keys, anchors, values, pieces). */
 function bytesOf(index: SessionIndex): number {
-  return index.chars * 2 + index.entries * 8 + index.size * 160
+  return index.bytes
+}
+
+/** A scope's key among the ones found too large. */
+function scopeKey(ids: readonly string[]): string {
+  return JSON.stringify(ids)
 }
 
 export class SessionIndexRegistry {
@@ -52,6 +80,11 @@ export class SessionIndexRegistry {
   private readonly syncing = new Map<string, Promise<unknown>>()
   /** Background builds under way, per session. */
   private readonly building = new Map<string, Promise<void>>()
+  /**
+   * Scopes (and single sessions) whose indexes passed the budget, with the messages they held then:
+   * not built again while they hold as many (a search would otherwise build one and drop it, every time).
+   */
+  private readonly oversized = new Map<string, number>()
 
   constructor(options: ResidentOptions = {}) {
     this.maxBytes = options.maxBytes ?? RESIDENT_MAX_BYTES
@@ -70,11 +103,11 @@ export class SessionIndexRegistry {
   }
 
   /**
-   * The current resident index of each segment's session (same order), or undefined when the
-   * lists answer this search: the scope is too large, resident search is off, or an index it
-   * needs is still being built.
+   * The current resident index of each segment's session (same order) and the revision each was
+   * current at, or undefined when the lists answer this search: the scope is too large, resident
+   * search is off, an index it needs is still being built, or one went (forgotten) meanwhile.
    */
-  async acquire(backend: ShadowBackend, segments: readonly LineageSegment[]): Promise<SessionIndex[] | undefined> {
+  async acquire(backend: ShadowBackend, segments: readonly LineageSegment[]): Promise<ResidentScope | undefined> {
     if (!this.enabled || segments.length === 0) return undefined
     const ids = [...new Set(segments.map(segment => segment.sessionId))]
     if (ids.some(id => this.building.has(id))) return undefined
@@ -84,7 +117,10 @@ export class SessionIndexRegistry {
     for (const id of ids) this.syncing.set(id, sync.catch(() => undefined))
     try {
       if (!(await sync)) return undefined
-      return segments.map(segment => this.indexes.get(segment.sessionId)!)
+      // (an index dropped between the sync and here, by a forget or an eviction, is not searched)
+      const indexes = segments.map(segment => this.indexes.get(segment.sessionId))
+      if (indexes.some(index => index === undefined)) return undefined
+      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision) }
     } finally {
       for (const id of ids) this.syncing.delete(id)
       this.evict(new Set(ids))
@@ -100,14 +136,20 @@ export class SessionIndexRegistry {
     const ids = [...new Set(segments.map(segment => segment.sessionId))]
     await Promise.all(ids.map(id => this.building.get(id)))
     const probe = await backend.sessionChanges(ids.map(sessionId => ({ sessionId, since: PROBE })))
-    if (probe.reduce((sum, change) => sum + (change?.messageCount ?? 0), 0) > this.maxMessages) return
+    const counts = probe.map(change => change?.messageCount ?? 0)
+    if (counts.reduce((sum, count) => sum + count, 0) > this.maxMessages || this.tooLarge(ids, counts)) return
     const cold = ids.filter((id, at) => probe[at] !== undefined && this.indexes.get(id)?.revision !== probe[at]!.revision)
-    await this.buildInBackground(backend, cold, segments)
+    await this.buildInBackground(backend, cold.map(id => new Build(id, tagOf(segments, id))))
   }
 
   /** Bring these sessions' indexes up to date; false when the lists must answer. */
   private async sync(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[]): Promise<boolean> {
-    const changes = await backend.sessionChanges(ids.map(sessionId => ({ sessionId, since: this.indexes.get(sessionId)?.revision ?? PROBE })))
+    // a delta is read up to what a search applies itself: past that (another process wrote a
+    // session's history meanwhile: 50,000 rows took a search 2 s) the index is built again, in the background
+    const changes = await backend.sessionChanges(ids.map(sessionId => {
+      const held = this.indexes.get(sessionId)
+      return held === undefined ? { sessionId, since: PROBE } : { sessionId, since: held.revision, bound: { rows: INLINE_MESSAGES + 1, bytes: INLINE_BYTES } }
+    }))
     let total = 0
     const rebuild: string[] = []
     let cost = 0
@@ -121,61 +163,136 @@ export class SessionIndexRegistry {
         return
       }
       total += change.messageCount
-      if (index === undefined || !apply(index, change)) {
+      if (index === undefined || !whole(change) || !apply(index, change)) {
         rebuild.push(id)
         cost += change.messageCount
       }
     })
-    if (total > this.maxMessages) {
+    if (total > this.maxMessages || this.tooLarge(ids, changes.map(change => change?.messageCount ?? 0))) {
       for (const id of rebuild) this.indexes.delete(id)
       return false
     }
     if (cost > INLINE_MESSAGES) {
       // a large build would hold this search (and the process) for seconds: it runs in the background
-      void this.buildInBackground(backend, rebuild, segments).catch(() => undefined)
+      // (the stale indexes go now: the budget holds the new ones)
+      for (const id of rebuild) this.indexes.delete(id)
+      void this.buildInBackground(backend, rebuild.map(id => new Build(id, tagOf(segments, id)))).catch(() => undefined)
       return false
     }
-    if (rebuild.length > 0) {
-      const fresh = await backend.sessionChanges(rebuild.map(sessionId => ({ sessionId, since: -1 })))
-      rebuild.forEach((id, at) => {
-        const index = new SessionIndex(id, tagOf(segments, id), -1)
-        fill(index, fresh[at])
-        this.hold(id, index)
-      })
+    // built here up to INLINE_BYTES of text (their messages are few, their texts may not be); the rest in the background
+    const inline = { bytes: INLINE_BYTES }
+    const builds = rebuild.map(id => new Build(id, tagOf(segments, id)))
+    for (const build of builds) {
+      if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
+      if (build.outcome === 'oversized') return false
+      // forgotten meanwhile: nothing of it is held (as above)
+      this.hold(build.index.sessionId, build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
     }
-    for (const id of ids) this.hold(id, this.indexes.get(id)!)
+    const unfinished = builds.filter(build => build.outcome === 'reading')
+    if (unfinished.length > 0) {
+      for (const build of unfinished) this.indexes.delete(build.index.sessionId)
+      void this.buildInBackground(backend, unfinished).catch(() => undefined)
+      return false
+    }
+    for (const id of ids) {
+      // dropped (forgotten) while the rebuild's read was under way: the lists answer
+      const index = this.indexes.get(id)
+      if (index === undefined) return false
+      this.hold(id, index)
+    }
+    // grown past the budget by what was appended, or a fork's sessions together: the lists answer (evict
+    // drops them); what earlier searches counted of long CJK words goes first (counted again when asked)
+    const scope = [...new Set(ids.map(id => this.indexes.get(id)!))]
+    const bytes = (): number => scope.reduce((sum, index) => sum + bytesOf(index), 0)
+    if (bytes() > this.maxBytes) for (const index of scope) index.dropMemos()
+    if (bytes() > this.maxBytes) {
+      this.oversized.set(scopeKey(ids), total)
+      return false
+    }
     return true
   }
 
-  /** Full reads of these sessions, analysed a slice at a time; each index is held when done. */
-  private async buildInBackground(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[]): Promise<void> {
-    const started = ids.filter(id => !this.building.has(id))
+  /**
+   * Whether a scope of these sessions (with these messages) is past the budget: at ROW_BYTES a
+   * message, or found so before (the scope, or one of its sessions alone) with no fewer messages.
+   */
+  private tooLarge(ids: readonly string[], counts: readonly number[]): boolean {
+    const total = counts.reduce((sum, count) => sum + count, 0)
+    if (total * ROW_BYTES > this.maxBytes) return true
+    const scopes = [{ key: scopeKey(ids), messages: total }]
+    if (ids.length > 1) ids.forEach((id, at) => scopes.push({ key: scopeKey([id]), messages: counts[at]! }))
+    for (const { key, messages } of scopes) {
+      const found = this.oversized.get(key)
+      if (found === undefined) continue
+      if (messages >= found) return true
+      // rows were removed since: worth a try again
+      this.oversized.delete(key)
+    }
+    return false
+  }
+
+  /** These builds carried on a page at a time, analysed a slice at a time; each index is held when done. */
+  private async buildInBackground(backend: ShadowBackend, builds: readonly Build[]): Promise<void> {
+    const ids = builds.map(build => build.index.sessionId)
+    const started = builds.filter(build => !this.building.has(build.index.sessionId))
     if (started.length === 0) {
       await Promise.all(ids.map(id => this.building.get(id)))
       return
     }
-    const build = (async () => {
-      const fresh = await backend.sessionChanges(started.map(sessionId => ({ sessionId, since: -1 })))
-      for (const [at, id] of started.entries()) {
-        const index = new SessionIndex(id, tagOf(segments, id), -1)
-        const change = fresh[at]
-        if (change !== undefined) {
-          for (let from = 0; from < change.rows.length; from += SLICE) {
-            for (let row = from; row < Math.min(change.rows.length, from + SLICE); row += 1) index.append(change.rows[row]!, change.events[row]!)
-            await new Promise(resolve => setImmediate(resolve))
-          }
-          index.revision = change.revision
-        }
-        // a sync that came in meanwhile brings it up to date at the next search
-        this.hold(id, index)
+    const run = (async () => {
+      // not in the caller's turn (a search that built what it could inline, a write that warms its session)
+      await new Promise(resolve => setImmediate(resolve))
+      for (const build of started) {
+        await this.advance(backend, build)
+        // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
+        if (build.outcome === 'read') this.hold(build.index.sessionId, build.index)
       }
     })()
-    for (const id of started) this.building.set(id, build)
+    for (const build of started) this.building.set(build.index.sessionId, run)
     try {
-      await build
+      await run
     } finally {
-      for (const id of started) this.building.delete(id)
+      for (const build of started) this.building.delete(build.index.sessionId)
       this.evict(new Set(ids))
+    }
+  }
+
+  /**
+   * Read and analyse a build's next pages until it is over (true: the session is read, gone, or its
+   * index passed the budget), or, given an inline budget, until that is spent (false: the build
+   * carries on from there). Without one it yields after every slice of rows or text, so other
+   * calls run between two.
+   */
+  private async advance(backend: ShadowBackend, build: Build, inline?: { bytes: number }): Promise<boolean> {
+    let rows = 0
+    let chars = 0
+    for (;;) {
+      if (inline !== undefined && inline.bytes <= 0) return false
+      const bytes = inline === undefined ? PAGE_BYTES : Math.min(PAGE_BYTES, inline.bytes)
+      const [page] = await backend.sessionChanges([{ sessionId: build.index.sessionId, since: -1, page: { afterSeq: build.afterSeq, rows: PAGE_ROWS, bytes } }])
+      if (page === undefined || page.rows.length === 0) {
+        build.outcome = page === undefined ? 'gone' : 'read'
+        return true
+      }
+      // the first page's revision: the next delta read since it takes in what changed under the later pages
+      if (build.afterSeq < 0) build.index.revision = page.revision
+      for (const [at, row] of page.rows.entries()) {
+        build.index.append(row, page.events[at]!)
+        if (inline !== undefined) inline.bytes -= Buffer.byteLength(row.text)
+        rows += 1
+        chars += row.text.length
+        if (inline === undefined && (rows >= SLICE || chars >= SLICE_CHARS)) {
+          await new Promise(resolve => setImmediate(resolve))
+          rows = 0
+          chars = 0
+        }
+      }
+      build.afterSeq = page.rows.at(-1)!.seq
+      if (bytesOf(build.index) > this.maxBytes) {
+        build.outcome = 'oversized'
+        this.oversized.set(scopeKey([build.index.sessionId]), page.messageCount)
+        return true
+      }
     }
   }
 
@@ -186,24 +303,40 @@ export class SessionIndexRegistry {
   }
 
   /**
-   * Whether these indexes are still the store's: no write committed to their sessions since they
-   * were synced (a search answers from a snapshot that was current when it ended, as the index
-   * lists' search reads its winners again at its end).
+   * Whether the store still holds what these indexes held when acquired: no write committed to their
+   * sessions since (a search answers from a snapshot that was current when it ended, as the index
+   * lists' search reads its winners again at its end). Compared with the revisions acquired, not the
+   * indexes' own: another search of this store object may have brought them up to date meanwhile.
    */
-  async unchanged(backend: ShadowBackend, indexes: readonly SessionIndex[]): Promise<boolean> {
-    const held = [...new Set(indexes)]
-    const now = await backend.sessionChanges(held.map(index => ({ sessionId: index.sessionId, since: index.revision })))
-    return held.every((index, at) => now[at] !== undefined && now[at].revision === index.revision)
+  async unchanged(backend: ShadowBackend, scope: ResidentScope): Promise<boolean> {
+    const held = [...new Map(scope.indexes.map((index, at) => [index, scope.revisions[at]!])).entries()]
+    // the revisions only (a write meanwhile may be large: its rows are not read here)
+    const now = await backend.sessionChanges(held.map(([index]) => ({ sessionId: index.sessionId, since: PROBE })))
+    // the search may have grown them (long CJK words it counted): the budget holds after it too
+    this.evict(new Set(held.map(([index]) => index.sessionId)))
+    return held.every(([, revision], at) => now[at] !== undefined && now[at].revision === revision)
   }
 
-  /** Least recently used out until the budget holds (never one of the scope just synced). */
+  /**
+   * Least recently used out until the budget holds, the scope just synced last: it first forgets
+   * the long CJK words its searches counted, and goes only when it alone is still past the budget
+   * (its search answered from the lists).
+   */
   private evict(keep: ReadonlySet<string>): void {
     let { bytes } = this.usage()
-    for (const [id, index] of this.indexes) {
-      if (bytes <= this.maxBytes) break
-      if (keep.has(id)) continue
-      this.indexes.delete(id)
-      bytes -= bytesOf(index)
+    for (const last of [false, true]) {
+      for (const [id, index] of this.indexes) {
+        if (bytes <= this.maxBytes) return
+        if (keep.has(id) !== last) continue
+        if (last) {
+          bytes -= bytesOf(index)
+          index.dropMemos()
+          bytes += bytesOf(index)
+          if (bytes <= this.maxBytes) return
+        }
+        this.indexes.delete(id)
+        bytes -= bytesOf(index)
+      }
     }
   }
 
@@ -217,11 +350,24 @@ function tagOf(segments: readonly LineageSegment[], id: string): string {
   return segments.find(segment => segment.sessionId === id)!.tag
 }
 
-/** Every row of a full read into a new index. */
-function fill(index: SessionIndex, change: SessionChanges | undefined): void {
-  if (change === undefined) return
-  change.rows.forEach((row, at) => index.append(row, change.events[at]!))
-  index.revision = change.revision
+/** A session's index as it is read in, page by page (`afterSeq`: the last seq read, -1 before the first page). */
+class Build {
+  readonly index: SessionIndex
+  afterSeq = -1
+  /** 'gone': the session was not stored (forgotten meanwhile); 'oversized': its index passed the budget. */
+  outcome: 'reading' | 'read' | 'gone' | 'oversized' = 'reading'
+
+  constructor(sessionId: string, tag: string) {
+    this.index = new SessionIndex(sessionId, tag, -1)
+  }
+}
+
+/** Whether a delta read with sync's bound is the whole delta (under both bounds). */
+function whole(change: SessionChanges): boolean {
+  if (change.rows.length > INLINE_MESSAGES) return false
+  let bytes = 0
+  for (const row of change.rows) bytes += Buffer.byteLength(row.text)
+  return bytes < INLINE_BYTES
 }
 
 /** Apply a delta in place; false when only a rebuild can (rows removed, rewritten, or filled in below the last). */

@@ -17,7 +17,7 @@ import { referredDays } from '../days.ts'
 import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
-import { countOccurrences, scanPieces, scanSample, type PieceCache } from './terms.ts'
+import { countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, type ValueMatch } from '../search/values.ts'
 
@@ -31,6 +31,30 @@ const LONG_TERMS = 512
 
 /** A question a short reply may answer (units.ts). */
 const QUESTION = /[?？]|吗|呢/u
+/** A string V8 cannot hold at one byte a character. */
+const TWO_BYTE = /[\u0100-\uffff]/
+const NON_ASCII = /[^\p{ASCII}]/u
+
+/**
+ * What the memory estimate (`bytes`) takes each part of an index to cost, measured with
+ * process.memoryUsage() on sessions of prose, paths, numbers, dates, CJK and tool calls (Node 22,
+ * x64): a row (its object and field strings, its event's and tokens' typed arrays, its columns),
+ * a token (an Int32Array triple), a list entry (a doc and a count in two arrays), a key (its map
+ * entry, lists and slots), an anchor (its string's map entry and doc list) and a trigram entry, a
+ * piece the cache holds. Text is counted at its size as V8 holds it (one or two bytes a character).
+ */
+const ROW_BYTES = 700
+const TOKEN_BYTES = 12
+const ENTRY_BYTES = 16
+const KEY_BYTES = 150
+const ANCHOR_BYTES = 150
+const GRAM_BYTES = 12
+const PIECE_BYTES = 120
+
+/** Bytes V8 takes for a string's characters. */
+function stringBytes(text: string): number {
+  return TWO_BYTE.test(text) ? text.length * 2 : text.length
+}
 
 /** Per-doc flags. */
 export const ASKS = 1
@@ -81,9 +105,8 @@ export class SessionIndex {
   private readonly anchorGrams = new Map<string, number[]>()
   private readonly calls = new Map<string, number[]>()
   private readonly days = new Map<number, number[]>()
-  /** Characters of text held, and index entries: the registry's memory estimate. */
-  chars = 0
-  entries = 0
+  /** Bytes held (an estimate, see ROW_BYTES), the piece cache's aside: `bytes`. */
+  private held = 0
   private readonly pieces: PieceCache = new Map()
   /** Per doc: its event JSON as stored (the text spliced out: a few dozen bytes). */
   private readonly events: StoredEvent[] = []
@@ -91,8 +114,11 @@ export class SessionIndex {
   private readonly lowers: string[] = []
   /** Per doc: its Latin pieces and camelCase parts as (key id × 2 + part, at, length) triples. */
   private readonly tokens: Int32Array[] = []
-  /** Per doc: its values (values.ts valueMatches), undefined when it states none. */
-  private readonly values: Array<readonly ValueMatch[] | undefined> = []
+  /**
+   * Per doc: its values (values.ts valueMatches) packed as "at value" lines, undefined when it
+   * states none (a ValueMatch object took ~50 bytes: a log of numbers held 20 times its text).
+   */
+  private readonly values: Array<string | undefined> = []
   /** Key id → term index for the terms of the scan being made (-1 elsewhere): see `scans`. */
   private readonly slots = new Column(int32)
   private readonly tokenScratch: number[] = []
@@ -112,6 +138,11 @@ export class SessionIndex {
     return this.rows.length
   }
 
+  /** Bytes this index is taken to hold (the registry's budget). */
+  get bytes(): number {
+    return this.held + this.pieces.size * PIECE_BYTES
+  }
+
   get lastSeq(): number {
     return this.rows.length === 0 ? -1 : this.seq.get(this.rows.length - 1)
   }
@@ -125,7 +156,7 @@ export class SessionIndex {
     const doc = this.rows.length
     this.rows.push(row)
     this.events.push(event)
-    this.chars += typeof event === 'string' ? event.length : event.byteLength / 2
+    this.held += ROW_BYTES + (typeof event === 'string' ? stringBytes(event) : event.byteLength) + stringBytes(row.text)
     this.seq.push(row.seq)
     this.time.push(row.time)
     this.length.push(row.text.length)
@@ -133,16 +164,15 @@ export class SessionIndex {
     this.callOf.push(-1)
     this.resultOf.push(-1)
     this.replyOf.push(-1)
-    this.chars += row.text.length
     let flags = 0
     if ((row.role === 'user' || row.role === 'assistant') && QUESTION.test(row.text)) flags |= ASKS
     if (row.callId === null && row.text.length <= SHORT_REPLY_CHARS && row.text.trim().length > 0) flags |= SHORT_REPLY
     if (row.callId !== null && !row.callId.includes(' ')) flags |= SINGLE_CALL
     this.link(doc, row, flags)
-    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) listAdd(this.calls, id, doc)
+    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) this.held += listAdd(this.calls, id, doc)
     const lower = row.text.toLowerCase()
     this.lowers.push(lower === row.text ? row.text : lower)
-    if (lower !== row.text) this.chars += lower.length
+    if (lower !== row.text) this.held += stringBytes(lower)
     if (row.expiredAt !== null) {
       this.flags.push(flags | UNLISTED)
       this.tokens.push(NO_TOKENS)
@@ -152,13 +182,7 @@ export class SessionIndex {
     const scratch = this.tokenScratch
     scratch.length = 0
     const found = scanPieces(row.text, this.pieces, (piece, at, length) => {
-      if (piece.id < 0) {
-        piece.id = this.idOf(piece.whole)
-        if (piece.parts !== undefined) {
-          piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
-          this.camelWholes.add(piece.id)
-        }
-      }
+      this.resolve(piece)
       this.count(piece.id)
       scratch.push(piece.id * 2, at, length)
       const parts = piece.parts
@@ -171,24 +195,47 @@ export class SessionIndex {
       }
     }, key => this.count(this.idOf(key)))
     this.tokens.push(Int32Array.from(scratch))
-    this.entries += scratch.length / 3
+    this.held += (scratch.length / 3) * TOKEN_BYTES
     const values = valueMatches(row.text)
-    this.values.push(values.length === 0 ? undefined : values)
+    const packed = values.length === 0 ? undefined : values.map(value => `${value.at} ${value.value}`).join('\n')
+    this.values.push(packed)
+    if (packed !== undefined) this.held += stringBytes(packed)
     if (found.lowerShift) flags |= LOWER_SHIFT
     const anchored = anchorView(row.text)
     for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
     if (!anchored.complete) flags |= ANCHORS_PARTIAL
     this.flags.push(flags)
     if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
+    // keys the words index holds and the scan does not count (NFKC folds the text: fullwidth letters,
+    // ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
+    // among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank it
+    if (NON_ASCII.test(row.text)) {
+      const sample = scanSample(row.text)
+      const folded = sample.normalize('NFKC')
+      if (folded !== sample) {
+        const listed = new Set<number>()
+        scanPieces(folded, this.pieces, piece => {
+          this.resolve(piece)
+          listed.add(piece.id)
+          for (const id of piece.partIds ?? []) listed.add(id)
+        }, key => listed.add(this.idOf(key)))
+        for (const id of listed) {
+          if (this.scratch.get(id) !== 0) continue
+          this.lists[id]!.docs.push(doc)
+          this.lists[id]!.counts.push(0)
+          this.held += ENTRY_BYTES
+        }
+      }
+    }
     for (const id of this.touched) {
       const list = this.lists[id]!
       list.docs.push(doc)
       list.counts.push(this.scratch.get(id))
       this.scratch.set(id, 0)
     }
-    this.entries += this.touched.length
+    this.held += this.touched.length * ENTRY_BYTES
     this.touched.length = 0
-    for (const day of referredDays(row.text, row.time)) listAdd(this.days, day, doc)
+    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc)
   }
 
   /** Call, result and reply links of a new doc (rows arrive in seq order: its partners before it are known). */
@@ -215,6 +262,16 @@ export class SessionIndex {
     }
   }
 
+  /** A piece's key ids in this index (its whole's, its camelCase parts'), worked out once per piece. */
+  private resolve(piece: Piece): void {
+    if (piece.id >= 0) return
+    piece.id = this.idOf(piece.whole)
+    if (piece.parts !== undefined) {
+      piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
+      this.camelWholes.add(piece.id)
+    }
+  }
+
   private idOf(key: string): number {
     let id = this.termIds.get(key)
     if (id === undefined) {
@@ -223,6 +280,7 @@ export class SessionIndex {
       this.lists.push({ docs: [], counts: [] })
       this.scratch.push(0)
       this.slots.push(-1)
+      this.held += KEY_BYTES + stringBytes(key)
     }
     return id
   }
@@ -240,10 +298,14 @@ export class SessionIndex {
       this.anchors.push(anchor)
       this.anchorIds.set(anchor, id)
       this.anchorDocs.push([])
-      for (const gram of new Set(trigramsOf(anchor))) listAdd(this.anchorGrams, gram, id)
+      this.held += ANCHOR_BYTES + stringBytes(anchor)
+      for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.anchorGrams, gram, id) + GRAM_BYTES
     }
     const docs = this.anchorDocs[id]!
-    if (docs.at(-1) !== doc) docs.push(doc)
+    if (docs.at(-1) !== doc) {
+      docs.push(doc)
+      this.held += ENTRY_BYTES
+    }
   }
 
   /** A doc's text lowercased (an exact literal is looked for in it). */
@@ -263,13 +325,17 @@ export class SessionIndex {
 
   /** A doc's values (values.ts valueMatches). */
   valuesOf(doc: number): readonly ValueMatch[] | undefined {
-    return this.values[doc]
+    return this.values[doc]?.split('\n').map(line => {
+      const space = line.indexOf(' ')
+      return { at: Number(line.slice(0, space)), value: line.slice(space + 1) }
+    })
   }
 
   /**
    * `scanTerms(text, terms)` of each of these docs, from their stored tokens, as `make` asks: a
    * doc must be regular for these terms (no odd key among them, no shifted lowercase with a CJK
-   * term, under COUNT_LIMIT: resident/engine.ts scans the others). Synchronous: the key slots
+   * term: resident/engine.ts scans the others); past the scan's position cap too, which it keeps
+   * as the scan does (tests/resident-attack.test.ts). Synchronous: the key slots
    * are this index's, set for the terms and cleared before it returns.
    */
   scans<T>(terms: readonly string[], make: (scan: (doc: number) => TermScan) => T): T {
@@ -358,7 +424,10 @@ export class SessionIndex {
   longPostings(term: string, pairs: readonly string[]): Postings {
     let memo = this.long.get(term)
     if (memo === undefined) {
-      if (this.long.size >= LONG_TERMS) this.long.clear()
+      if (this.long.size >= LONG_TERMS) {
+        for (const old of this.long.values()) this.held -= old.docs.length * ENTRY_BYTES
+        this.long.clear()
+      }
       memo = { docs: [], counts: [], upTo: 0 }
       this.long.set(term, memo)
     }
@@ -371,16 +440,24 @@ export class SessionIndex {
         if (docs.length === 0) break
       }
       for (const doc of docs ?? []) {
-        const count = countOccurrences(scanSample(this.rows[doc]!.text), term)
-        if (count > 0) {
+        const sample = scanSample(this.rows[doc]!.text)
+        const count = countOccurrences(sample, term)
+        // held only once NFKC folds the text (halfwidth kana): a candidate at 0, as the pairs are (append)
+        if (count > 0 || (NON_ASCII.test(sample) && sample.normalize('NFKC').includes(term))) {
           memo.docs.push(doc)
           memo.counts.push(count)
-          this.entries += 1
+          this.held += ENTRY_BYTES
         }
       }
       memo.upTo = this.rows.length
     }
     return memo
+  }
+
+  /** Forget the long CJK terms counted for searches (they are counted again when asked): room for the budget. */
+  dropMemos(): void {
+    for (const memo of this.long.values()) this.held -= memo.docs.length * ENTRY_BYTES
+    this.long.clear()
   }
 
   /**
@@ -461,10 +538,16 @@ export function firstAtOrAbove(list: readonly number[], bound: number): number {
   return low
 }
 
-function listAdd<K>(map: Map<K, number[]>, key: K, value: number): void {
+/** Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new). */
+function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number {
   const list = map.get(key)
-  if (list === undefined) map.set(key, [value])
-  else if (list.at(-1) !== value) list.push(value)
+  if (list === undefined) {
+    map.set(key, [value])
+    return KEY_BYTES + ENTRY_BYTES
+  }
+  if (list.at(-1) === value) return 0
+  list.push(value)
+  return ENTRY_BYTES
 }
 
 function trigramsOf(text: string): string[] {

@@ -1,14 +1,15 @@
 /**
- * A search scope over resident indexes: the lineage's sessions (the reader first, then each fork
- * ancestor below its fork point) as one run of doc numbers ("gids"), their columns, the row
- * filter as a predicate, and the doc lists a search takes its candidates and counts from. Of one
- * session seen whole (the usual scope) the columns are the index's own, not copies.
+ * A search scope over resident indexes: the lineage's sessions (the oldest ancestor below its fork
+ * point first, the reader last: gids ascend with seqs, so a list's newest matches are at its end)
+ * as one run of doc numbers ("gids"), their columns, the row filter as a predicate, and the doc
+ * lists a search takes its candidates and counts from. Of one session seen whole (the usual scope)
+ * the columns are the index's own, not copies.
  */
 import type { MessageFilter } from '../backend.ts'
 import type { ShadowMessage } from '../types.ts'
 import { isCjkTerm, MAX_POSITIONS } from '../search/passage.ts'
 import type { ValueMatch } from '../search/values.ts'
-import { firstAtOrAbove, type Postings, type SessionIndex } from './session-index.ts'
+import { firstAtOrAbove, ROLE_CODES, SINGLE_CALL, type Postings, type SessionIndex } from './session-index.ts'
 import { termLookup } from './terms.ts'
 
 /** One session of the scope: its index and the docs it sees (below its bound). */
@@ -46,10 +47,13 @@ export class ScopeView {
   readonly replyOf: Int32Array
   private readonly single: SessionIndex | undefined
 
+  /** `indexes` in lineage order (the reader first, then each ancestor), as search.ts resolves it. */
   constructor(indexes: ReadonlyArray<{ readonly index: SessionIndex; readonly belowSeq: number }>) {
     let offset = 0
     const segments: ViewSegment[] = []
-    for (const { index, belowSeq } of indexes) {
+    // oldest first: laid out in lineage order, the reader's rows came first and a list's "newest"
+    // matches (its end) were the root's, so a fork's own rows were cut by rankWindow first
+    for (const { index, belowSeq } of indexes.toReversed()) {
       const below = index.docsBelow(belowSeq)
       segments.push({ index, below, offset })
       offset += below
@@ -94,6 +98,50 @@ export class ScopeView {
       shift(index.resultOf.view(below), this.resultOf)
       shift(index.replyOf.view(below), this.replyOf)
     }
+    this.linkAcross()
+  }
+
+  /**
+   * Partners across a fork point, which no one index knows: a question its ancestor asked last and
+   * the reply its fork gave first, a call the ancestor made and the result the fork got (as the
+   * index lists pair them, by seq and call id along the lineage).
+   */
+  private linkAcross(): void {
+    const { segments, role, flags, callOf, resultOf, replyOf, seq } = this
+    for (let at = 1; at < segments.length; at += 1) {
+      const { offset, below } = segments[at]!
+      // a reply: the first message of the other speaker within two seqs (session-index.ts link)
+      for (let gid = offset; gid < offset + Math.min(below, 2); gid += 1) {
+        for (let before = gid - 1; before >= Math.max(0, gid - 2) && before < offset; before -= 1) {
+          if (seq[before]! < seq[gid]! - 2) break
+          const asker = role[before]
+          if (replyOf[before]! >= 0 || (asker !== ROLE_CODES.user && asker !== ROLE_CODES.assistant)) continue
+          if ((asker === ROLE_CODES.user && role[gid] === ROLE_CODES.assistant) || (asker === ROLE_CODES.assistant && role[gid] === ROLE_CODES.user)) replyOf[before] = gid
+        }
+      }
+    }
+    for (let gid = 0; gid < this.total; gid += 1) {
+      if ((flags[gid]! & SINGLE_CALL) === 0) continue
+      // a result whose call an ancestor made: the latest such call before it
+      if (role[gid] === ROLE_CODES.tool && callOf[gid]! < 0) callOf[gid] = this.callHolder(this.row(gid).callId!, gid, -1)
+      // a call whose result came in a fork: the first such result after it
+      else if (role[gid] === ROLE_CODES.assistant && resultOf[gid]! < 0) resultOf[gid] = this.callHolder(this.row(gid).callId!, gid, 1)
+    }
+  }
+
+  /** The nearest doc of another segment holding this call id, before `gid` (an assistant call) or after it (a tool result). */
+  private callHolder(callId: string, gid: number, direction: -1 | 1): number {
+    const own = this.segments.indexOf(this.segmentOf(gid))
+    for (let at = own + direction; at >= 0 && at < this.segments.length; at += direction) {
+      const { index, below, offset } = this.segments[at]!
+      const docs = index.callDocs(callId)
+      const wanted = direction < 0 ? ROLE_CODES.assistant : ROLE_CODES.tool
+      for (let next = direction < 0 ? docs.length - 1 : 0; next >= 0 && next < docs.length; next += direction) {
+        const doc = docs[next]!
+        if (doc < below && index.role.get(doc) === wanted && index.rows[doc]!.callId === callId) return offset + doc
+      }
+    }
+    return -1
   }
 
   row(gid: number): ShadowMessage {

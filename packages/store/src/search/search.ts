@@ -123,10 +123,10 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     // answered from indexes the store still matches when the search ends; a write that lands
     // meanwhile makes it search again (a session written without pause: the index lists answer)
     for (let attempt = 0; attempt < RESIDENT_ATTEMPTS; attempt += 1) {
-      const indexes = await resident.acquire(backend, filter.segments)
-      if (indexes === undefined) break
-      const result = await residentSearch(backend, { query, analyzed, options, limit, rankWindow, scope, filter, indexes, ...(shadowed === undefined ? {} : { shadowed }) })
-      if (await resident.unchanged(backend, indexes)) return result
+      const held = await resident.acquire(backend, filter.segments)
+      if (held === undefined) break
+      const result = await residentSearch(backend, { query, analyzed, options, limit, rankWindow, scope, filter, indexes: held.indexes, ...(shadowed === undefined ? {} : { shadowed }) })
+      if (await resident.unchanged(backend, held)) return result
     }
   }
   // A call stands for its result only when the result itself passes every filter asked for.

@@ -4,7 +4,7 @@
  * `maintenance` hold it by concern; this class opens the file and dispatches.
  */
 import type { DatabaseSync } from 'node:sqlite'
-import type { CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, SessionChanges, SessionLink, ShadowBackend, WideScope } from '../backend.ts'
+import type { ChangesRequest, CheckpointDerived, ForgetCounts, FrequencyQuery, IndexQuery, IndexResult, IndexViews, MessageFilter, MessageMark, PreparedMessage, ReadQuery, RetentionCandidate, RetentionUsage, SessionChanges, SessionLink, ShadowBackend, WideScope } from '../backend.ts'
 import { ShadowStoreError } from '../errors.ts'
 import type {
   AppendResult,
@@ -119,7 +119,7 @@ export class SqliteBackend implements ShadowBackend {
   countMessages(filter: MessageFilter): number { return reads.countMessages(this.conn, filter) }
   messageHashes(sessionId: string): Array<{ seq: number; hash: string }> { return reads.messageHashes(this.conn, sessionId) }
   messageHashesFor(sessionId: string, seqs: readonly number[]): MessageMark[] { return reads.messageHashesFor(this.conn, sessionId, seqs) }
-  sessionChanges(requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Array<SessionChanges | undefined> { return sessionChanges(this.conn, requests) }
+  sessionChanges(requests: readonly ChangesRequest[]): Array<SessionChanges | undefined> { return sessionChanges(this.conn, requests) }
   deleteMessages(sessionId: string, seqs: readonly number[]): number { return writes.deleteMessages(this.conn, sessionId, seqs) }
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): void { writes.markElided(this.conn, sessionId, seqs, checkpointId) }
   forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds, options) }

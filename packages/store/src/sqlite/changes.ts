@@ -1,19 +1,43 @@
 /** What changed in sessions since a revision (schema v7; backend.ts SessionChanges). */
-import type { SessionChanges } from '../backend.ts'
+import type { ChangesRequest, SessionChanges } from '../backend.ts'
 import type { SqliteConnection } from './connection.ts'
 import { CANDIDATE_COLUMNS, toMessage, type Row } from './rows.ts'
 
 /**
  * Each session's revision and its rows stamped after `since`, all in one read transaction: a
  * writer commits a revision with its rows, so the snapshot never holds one without the other.
- * The rows are an index range of `messages_rev`.
+ * The rows are an index range of `messages_rev`, read in its order (with `request.bound`, row by
+ * row until a bound is reached) and put in seq order here: ordered by seq in SQL, a store someone
+ * ran ANALYZE on read every row of the session by its seq index for each delta, and each probe.
+ * A page (`request.page`) is a range of the session's seqs, read in that order.
  */
-export function sessionChanges(conn: SqliteConnection, requests: ReadonlyArray<{ readonly sessionId: string; readonly since: number }>): Array<SessionChanges | undefined> {
-  return conn.read('read session changes', () => requests.map(({ sessionId, since }) => {
+export function sessionChanges(conn: SqliteConnection, requests: readonly ChangesRequest[]): Array<SessionChanges | undefined> {
+  return conn.read('read session changes', () => requests.map(({ sessionId, since, page, bound }) => {
     const session = conn.stmt('SELECT revision, removed_rev, message_count FROM sessions WHERE session_id = ?').get(sessionId) as Row | undefined
     if (session === undefined) return undefined
     const revision = session['revision'] as number
-    const found = revision === since ? [] : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.seq`).all(sessionId, since) as Row[]
+    const found = revision === since ? []
+      : page !== undefined ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.seq > ? AND m.rev > ? ORDER BY m.seq LIMIT ?`).iterate(sessionId, page.afterSeq, since, page.rows) as Iterable<Row>, page.bytes)
+        : bySeq(bound !== undefined
+          ? upTo(conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev LIMIT ?`).iterate(sessionId, since, bound.rows) as Iterable<Row>, bound.bytes)
+          : conn.stmt(`SELECT ${CANDIDATE_COLUMNS}, m.event_json AS stored_event FROM messages m WHERE m.session_id = ? AND m.rev > ? ORDER BY m.rev`).all(sessionId, since) as Row[])
     return { revision, removedRev: session['removed_rev'] as number, messageCount: session['message_count'] as number, rows: found.map(toMessage), events: found.map(row => row['stored_event'] as Uint8Array | string) }
   }))
+}
+
+function bySeq(rows: Row[]): Row[] {
+  return rows.toSorted((a, b) => (a['seq'] as number) - (b['seq'] as number))
+}
+
+/** The rows read until the one at which their text reaches `limit` bytes (the statement's LIMIT bounds the rows). */
+function upTo(rows: Iterable<Row>, limit: number): Row[] {
+  const found: Row[] = []
+  let bytes = 0
+  for (const row of rows) {
+    found.push(row)
+    const text = row['text']
+    bytes += typeof text === 'string' ? Buffer.byteLength(text) : (text as Uint8Array).byteLength
+    if (bytes >= limit) break
+  }
+  return found
 }

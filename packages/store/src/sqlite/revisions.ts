@@ -5,7 +5,11 @@
  * writes are done (`commit`): once per session, however many of its rows changed.
  */
 import type { SqliteConnection } from './connection.ts'
+import { REVISION_FLOOR_META } from '../backend.ts'
 import type { Row } from './rows.ts'
+
+/** A new session's revision (and removed_rev), read in the statement that creates it: above every forgotten one's. */
+export const REVISION_FLOOR = `(SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = '${REVISION_FLOOR_META}')`
 
 export class Revisions {
   private readonly conn: SqliteConnection
@@ -21,8 +25,9 @@ export class Revisions {
   of(sessionId: string): number {
     let revision = this.next.get(sessionId)
     if (revision === undefined) {
-      const row = this.conn.stmt('SELECT revision FROM sessions WHERE session_id = ?').get(sessionId) as Row | undefined
-      revision = ((row?.['revision'] as number | undefined) ?? 0) + 1
+      // a session not stored yet starts where a new session row would (REVISION_FLOOR)
+      const row = this.conn.stmt(`SELECT coalesce((SELECT revision FROM sessions WHERE session_id = ?), ${REVISION_FLOOR}) AS revision`).get(sessionId) as Row
+      revision = (row['revision'] as number) + 1
       this.next.set(sessionId, revision)
     }
     return revision

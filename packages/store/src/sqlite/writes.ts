@@ -1,11 +1,11 @@
 /** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls, forgetting sessions. */
-import { VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type PreparedMessage } from '../backend.ts'
+import { REVISION_FLOOR_META, VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type PreparedMessage } from '../backend.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { packEventJson } from '../event-json.ts'
 import { indexMessage, unindexMessage } from './index-rows.ts'
-import { Revisions } from './revisions.ts'
+import { REVISION_FLOOR, Revisions } from './revisions.ts'
 import { encodeText, type Row } from './rows.ts'
 
 /**
@@ -33,8 +33,8 @@ function nextId(conn: SqliteConnection): number | null {
 export function upsertSession(conn: SqliteConnection, input: ShadowSessionInput & { readonly tag: string }): void {
   conn.guard('write session', () => {
     conn.stmt(`
-      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at)
-      VALUES (?, ?, ?, ?, ?, ?)
+      INSERT INTO sessions(session_id, tag, parent_session_id, fork_seq, workspace, created_at, revision, removed_rev)
+      VALUES (?, ?, ?, ?, ?, ?, ${REVISION_FLOOR}, ${REVISION_FLOOR})
       ON CONFLICT(session_id) DO UPDATE SET
         parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id),
         fork_seq = coalesce(excluded.fork_seq, sessions.fork_seq),
@@ -149,7 +149,11 @@ export function forgetSessions(conn: SqliteConnection, sessionIds: readonly stri
     const ids = conn.stmt('SELECT id FROM messages WHERE session_id = ?')
     const counts = { sessions: 0, messages: 0, checkpoints: 0, recalls: 0 }
     holdIds(conn)
+    // a session registered again starts above every revision these reached (REVISION_FLOOR_META)
+    const floor = conn.stmt(`INSERT INTO meta(key, value) SELECT ?1, revision + 1 FROM sessions WHERE session_id = ?2
+      ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))`)
     for (const sessionId of sessionIds) {
+      floor.run(REVISION_FLOOR_META, sessionId)
       // contentless FTS5 rows can only be deleted by rowid, before the messages go
       for (const row of ids.all(sessionId) as Row[]) unindexMessage(conn, row['id'] as number)
       conn.stmt('DELETE FROM message_calls WHERE session_id = ?').run(sessionId)
