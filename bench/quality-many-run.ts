@@ -5,7 +5,7 @@
  * really truncate.
  */
 import { join } from 'node:path'
-import { ShadowStore } from '@dsh-shadow/store'
+import { ShadowStore, type ShadowStoreOptions } from '@dsh-shadow/store'
 import { Bm25Baseline } from './quality-baselines.ts'
 import { manyMatchDev, manyMatchTest, MANY_CORPUS_MESSAGES, MANY_FILLER_TURNS, MANY_MENTIONS, type SliceSize } from './quality-many.ts'
 import { K, rankedSeqs, score, type Scores } from './quality-score.ts'
@@ -20,6 +20,24 @@ import { median, printTable } from './report.ts'
  * with more matches is truncated.
  */
 const LIST_DEPTHS = [50, 100] as const
+
+/**
+ * Resident search's memory budget for the slices: the baselines hold every session in memory, so ours
+ * gets a budget that holds the slice too (its indexes are estimated at ~250 MB, more than the default
+ * 256 MiB: past it the least recently searched sessions leave, and a search of one the lists answer
+ * while it is built again). The figures at the default budget are reported beside these.
+ */
+export const MANY_RESIDENT_BYTES = 1024 ** 3
+
+/** Store options of a slice at a budget (undefined: the store's default). */
+export function residentBudget(maxBytes: number | undefined): Pick<ShadowStoreOptions, 'resident'> {
+  return maxBytes === undefined ? {} : { resident: { maxBytes } }
+}
+
+/** The budget's words for a label. */
+export function budgetLabel(maxBytes: number | undefined): string {
+  return maxBytes === undefined ? 'the default resident budget (256 MiB)' : `a resident budget of ${(maxBytes / 1024 ** 2).toFixed(0)} MiB`
+}
 
 export interface MatchFigures {
   readonly anyMedian: number
@@ -60,15 +78,16 @@ function mean(values: readonly number[]): number {
 }
 
 /** The dev set's sessions in their background: ours and BM25 over our analyzer, scored like the dev set. */
-export async function runManyDev(dir: string, dev: QualitySet): Promise<ManyDevFigures> {
+export async function runManyDev(dir: string, dev: QualitySet, maxBytes?: number): Promise<ManyDevFigures> {
   const set = manyMatchDev(dev)
-  const store = await ShadowStore.open(join(dir, 'many-dev.db'))
+  const store = await ShadowStore.open(join(dir, `many-dev-${maxBytes ?? 'default'}.db`), residentBudget(maxBytes))
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
     await store.append(session.messages)
     await store.warm(session.sessionId)
     same.add(session.messages)
   }
+  const usage = store.residentUsage()
   const rows: Array<{ category: string; ours: Scores; bm25: Scores; matches: { any: number; rarest: number; ranked: number } }> = []
   let spent = 0
   for (const question of set.questions) {
@@ -85,7 +104,8 @@ export async function runManyDev(dir: string, dev: QualitySet): Promise<ManyDevF
   await store.close()
   const matches = matchFigures(rows.map(row => row.matches))
   console.log('')
-  describe('many-match dev slice (the dev set in a background; tuned on)', set.size, matches)
+  describe(`many-match dev slice (the dev set in a background; tuned on), ${budgetLabel(maxBytes)}`, set.size, matches)
+  console.log(`  resident search after building every session: ${usage.sessions}/${set.sessions.length} sessions held, ${(usage.bytes / 1e6).toFixed(0)} MB estimated`)
   const average = (list: typeof rows, pick: (row: (typeof rows)[number]) => number): number => mean(list.map(pick))
   const line = (name: string, list: typeof rows): Array<string | number> => [name, list.length, average(list, row => row.ours.r1), average(list, row => row.ours.r5), average(list, row => row.ours.r10), average(list, row => row.ours.ndcg), average(list, row => row.bm25.r5)]
   const categories = [...new Set(rows.map(row => row.category))]
@@ -102,9 +122,9 @@ export async function runManyDev(dir: string, dev: QualitySet): Promise<ManyDevF
 }
 
 /** The test set's sessions in their background, scored like the test set (held out: only reported). */
-export async function runManyTest(dir: string, devSessions: number): Promise<TestFigures & { matchFigures: MatchFigures }> {
+export async function runManyTest(dir: string, devSessions: number, maxBytes?: number): Promise<TestFigures & { matchFigures: MatchFigures }> {
   const set = manyMatchTest(testSet(), devSessions)
-  const figures = await runSet(dir, set, 'many-test', 'many-match test slice (the test set in a background; held out)')
+  const figures = await runSet(dir, set, `many-test-${maxBytes ?? 'default'}`, `many-match test slice (the test set in a background; held out), ${budgetLabel(maxBytes)}`, residentBudget(maxBytes))
   const matches = matchFigures(figures.matches)
   describe('many-match test slice', set.size, matches)
   return { ...figures, matchFigures: matches }

@@ -4,7 +4,7 @@
  * BM25 over our own analyzer and plain BM25. Only reported, never tuned on.
  */
 import { join } from 'node:path'
-import { analyzeQuery, bridgeTerms, ShadowStore, TimeExpressionResolver, type SearchResult } from '@dsh-shadow/store'
+import { analyzeQuery, bridgeTerms, ShadowStore, TimeExpressionResolver, type SearchResult, type ShadowStoreOptions } from '@dsh-shadow/store'
 import { Bm25Baseline, type Window } from './quality-baselines.ts'
 import { testSet, type TestCategory, type TestQuestion, type TestSession } from './quality-set-b.ts'
 import { crossLingualSet } from './quality-set-x.ts'
@@ -72,8 +72,8 @@ export async function runCrossLingualSlice(dir: string): Promise<TestFigures> {
   return figures
 }
 
-export async function runSet(dir: string, set: { sessions: readonly TestSession[]; questions: readonly TestQuestion[] }, file: string, label: string): Promise<TestFigures> {
-  const store = await ShadowStore.open(join(dir, `${file}.db`))
+export async function runSet(dir: string, set: { sessions: readonly TestSession[]; questions: readonly TestQuestion[] }, file: string, label: string, options: Pick<ShadowStoreOptions, 'resident'> = {}): Promise<TestFigures> {
+  const store = await ShadowStore.open(join(dir, `${file}.db`), options)
   const plain = new Bm25Baseline(false)
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
@@ -82,6 +82,7 @@ export async function runSet(dir: string, set: { sessions: readonly TestSession[
     plain.add(session.messages)
     same.add(session.messages)
   }
+  const usage = store.residentUsage()
   const rows: Row[] = []
   for (const question of set.questions) {
     const session = await store.session(question.sessionId)
@@ -104,7 +105,7 @@ export async function runSet(dir: string, set: { sessions: readonly TestSession[
   const rankers = ['ours', 'bm25-ours', 'bm25']
   const answerable = rows.filter(row => row.question.relevant.length > 0)
   const rate = (list: readonly Row[], ranker: string): number => (list.length === 0 ? Number.NaN : list.filter(row => found(row.ranked[ranker]!, row.question)).length / list.length)
-  console.log(`\n${label}: ${set.sessions.length} sessions, ${set.sessions.reduce((sum, session) => sum + session.messages.length, 0)} messages, ${set.questions.length} questions (${answerable.length} answerable); within the question's session, R@${K}; time words → the same window for every ranker`)
+  console.log(`\n${label}: ${set.sessions.length} sessions, ${set.sessions.reduce((sum, session) => sum + session.messages.length, 0)} messages, ${set.questions.length} questions (${answerable.length} answerable); within the question's session, R@${K}; time words → the same window for every ranker; resident search held ${usage.sessions}/${set.sessions.length} sessions, ${(usage.bytes / 1e6).toFixed(0)} MB estimated`)
   const present = new Set(set.questions.map(question => question.category))
   const table: Array<Array<string | number>> = CATEGORIES.filter(category => category !== 'never-said' && present.has(category)).map(category => {
     const list = answerable.filter(row => row.question.category === category)

@@ -36,7 +36,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { ShadowStore, type ShadowMessageInput } from '@dsh-shadow/store'
 import { Bm25Baseline } from './quality-baselines.ts'
 import { qualitySet, type QualityQuestion } from './quality-set.ts'
-import { runManyDev, runManyTest } from './quality-many-run.ts'
+import { MANY_RESIDENT_BYTES, runManyDev, runManyTest } from './quality-many-run.ts'
 import { runCrossLingualSlice, runTestSet } from './quality-test.ts'
 import { printTable, result } from './report.ts'
 import { K, rankedSeqs, score, type Scores } from './quality-score.ts'
@@ -205,8 +205,11 @@ if (details) {
 await store.close()
 const test = await runTestSet(dir)
 const cross = await runCrossLingualSlice(dir)
-const manyDev = await runManyDev(dir, set)
-const manyTest = await runManyTest(dir, set.sessions.length)
+const manyDev = await runManyDev(dir, set, MANY_RESIDENT_BYTES)
+const manyTest = await runManyTest(dir, set.sessions.length, MANY_RESIDENT_BYTES)
+// the same slices at the default budget, which holds fewer of their sessions than they have
+const manyDevDefault = await runManyDev(dir, set)
+const manyTestDefault = await runManyTest(dir, set.sessions.length)
 rmSync(dir, { recursive: true, force: true })
 console.log(`\nwall time ${((performance.now() - started) / 1000).toFixed(1)} s. "literal" in RESULT is upstream's whole-query substring scan, newest first.`)
 const r5 = (name: string): string => aggregate(name, () => true).r5.toFixed(3)
@@ -226,6 +229,8 @@ result('quality', {
   many_bm25_same_analyzer_recall5: manyDev.bm25Ours.toFixed(3),
   test_many_recall5: manyTest.recall5['ours']!.toFixed(3),
   test_many_superseded_newest_first: manyTest.newestFirst,
+  many_recall5_default_budget: manyDevDefault.ours.r5.toFixed(3),
+  test_many_recall5_default_budget: manyTestDefault.recall5['ours']!.toFixed(3),
   many_matches_median: manyDev.matches.anyMedian,
   many_rarest_matches_median: manyDev.matches.rarestMedian,
   test_many_matches_median: manyTest.matchFigures.anyMedian,

@@ -218,7 +218,7 @@ for (const size of SIZES) {
   // once per process, timed here cold (a resumed session's first search pays it, or capture's warm-up)
   const warmBegin = performance.now()
   await store.warm(sessionId(0))
-  const residentUsage = (store as unknown as { resident: { usage(): { bytes: number } } }).resident.usage()
+  const residentUsage = store.residentUsage()
   cold.set(size, { ms: performance.now() - warmBegin, bytes: residentUsage.bytes })
   for (const cls of CLASSES) {
     const samples: Measure = { ours: [], scan: [], naive: [], js: [], lookup: [] }

@@ -505,6 +505,11 @@ export class ShadowStore {
     await this.resident.warm(this.backend, scope.segments)
   }
 
+  /** What resident search holds now: sessions, their estimated bytes, and the budget (`resident.maxBytes`; 0 when off). */
+  residentUsage(): { sessions: number; bytes: number; maxBytes: number } {
+    return { ...this.resident.usage(), maxBytes: this.resident.maxBytes }
+  }
+
   // ---- maintenance ----------------------------------------------------------------------------
 
   async stats(): Promise<StoreStats> {
