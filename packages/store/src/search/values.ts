@@ -13,7 +13,7 @@ export const KEY_DISTANCE = 80
 /** A reply this short answers the message before it (and inherits its key). */
 export const SHORT_REPLY_CHARS = 280
 
-const ZH_DIGITS = '零〇一二两三四五六七八九十百千'
+export const ZH_DIGITS = '零〇一二两三四五六七八九十百千'
 const UNITS = 'ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|kb|mb|gb|tb|k|%|x|px|rps|qps|connections?|workers?|threads?|retries|times|毫秒|秒钟?|分钟|小时|天|个|条|次|倍|兆|台'
 const VALUE = new RegExp(
   `(?<![\\p{L}\\p{N}_.\\-/])(\\d+(?:\\.\\d+)?|[${ZH_DIGITS}]{1,6}(?=(?:${UNITS})))\\s?(${UNITS})?(?![\\p{L}\\p{N}_])`,
@@ -36,15 +36,17 @@ export interface ValueStatement {
   readonly key: ReadonlySet<number>
 }
 
+/** Units spelled out, by their short form (made once: a resident build normalizes every value of a session). */
+const CANONICAL_UNITS: Readonly<Record<string, string>> = {
+  sec: 's', secs: 's', second: 's', seconds: 's', 秒: 's', 秒钟: 's',
+  min: 'm', mins: 'm', minute: 'm', minutes: 'm', 分钟: 'm',
+  hr: 'h', hrs: 'h', hour: 'h', hours: 'h', 小时: 'h',
+  millisecond: 'ms', milliseconds: 'ms', 毫秒: 'ms', day: 'd', days: 'd', 天: 'd',
+}
+
 function normalizeValue(number: string, unit: string | undefined): string {
   const u = (unit ?? '').toLowerCase()
-  const canonical: Record<string, string> = {
-    sec: 's', secs: 's', second: 's', seconds: 's', 秒: 's', 秒钟: 's',
-    min: 'm', mins: 'm', minute: 'm', minutes: 'm', 分钟: 'm',
-    hr: 'h', hrs: 'h', hour: 'h', hours: 'h', 小时: 'h',
-    millisecond: 'ms', milliseconds: 'ms', 毫秒: 'ms', day: 'd', days: 'd', 天: 'd',
-  }
-  return `${number}${canonical[u] ?? u}`
+  return `${number}${CANONICAL_UNITS[u] ?? u}`
 }
 
 /** A value of a text: where it starts, and its normalized form. */
