@@ -24,7 +24,7 @@ export const MAX_INDEXED_CHARS = 2_000_000
 export const MAX_ANCHOR_CHARS = 64_000
 
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
-const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+export const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 const CAMEL_WORD = /\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g
 /**
  * Tokens worth a substring index: contain a digit, an inner capital, `_ . / \ : -` between word

@@ -28,6 +28,17 @@ export const MAX_WINDOW_DAYS = 14
 /** A cheap test before the resolver's patterns: most messages have no time words at all. */
 // no `u` flag: four times faster on long texts (every character is BMP here)
 const CUE = /yesterday|today|tonight|tomorrow|\bago\b|\bweek\b|\blast\s+night\b|\bday\b|monday|tuesday|wednesday|thursday|friday|saturday|sunday|\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|昨|前天|今天|今日|今早|今晚|明天|后天|周|星期|礼拜|月.{1,3}[日号]|天前/i
+/**
+ * Whether a piece (a run of letters and digits) of an ASCII text may be part of a CUE match:
+ * every match there lies in a piece holding day, night, tomorrow, ago or week, or beginning with
+ * a month's abbreviation (after \b or a space), or being four digits (a date's year). A text
+ * with no such piece has no time words: the resident build skips referredDays for it.
+ */
+export function timeCuePiece(piece: string): boolean {
+  return PIECE_CUE.test(piece)
+}
+const PIECE_CUE = /day|night|tomorrow|ago|week|^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|^\d{4}$/i
+
 /** Sentences, each with its closing punctuation (a line of a log is one). */
 const SENTENCE = /[^.!?。！？\n]+[.!?。！？\n]*/g
 const QUESTION = /[?？]\s*$/

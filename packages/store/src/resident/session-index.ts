@@ -7,17 +7,22 @@
  * A row that lost its text (retention) stays as a row without index entries: it is still a call
  * partner and a seq.
  *
+ * A row is added in one pass over its text (resident/text-scan.ts); its postings and its new
+ * anchors' trigrams are filed in batches, settled before a list is read (tests/resident-build.test.ts
+ * holds the result equal to the straightforward build's).
+ *
  * It answers only what a search asks (resident/engine.ts); it never decides what is current:
  * the registry keeps it in step with the store (resident/registry.ts).
  */
-import { anchorView } from '../analyzer.ts'
+import { anchorView, MAX_ANCHOR_CHARS } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
 import { unpackEventJson } from '../event-json.ts'
-import { referredDays } from '../days.ts'
+import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
-import { countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
+import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
+import { ANCHOR_CJK, ANCHOR_NON_ASCII, CJK_COUNTED, classOf, IntScratch, PieceTable, SpanTable, TextScan } from './text-scan.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, type ValueMatch } from '../search/values.ts'
 
@@ -25,6 +30,16 @@ const NO_TOKENS = new Int32Array(0)
 
 /** Event JSON in its stored form (event-json.ts `packEventJson`). */
 export type StoredEvent = Uint8Array | string
+
+/**
+ * Texts up to this long take their anchors from the one-pass build: their anchors and CJK runs
+ * (disjoint but for CJK runs inside a candidate) cannot reach MAX_ANCHOR_CHARS, so none is
+ * dropped for the cap. Longer ones go through analyzer.ts anchorView.
+ */
+const FAST_ANCHOR_CHARS = Math.floor(MAX_ANCHOR_CHARS / 2) - 2
+
+/** Pending postings (entries × 3) past which `settle` sorts them by key first. */
+const SETTLE_SORTED = 3 * 1024
 
 /** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
 const LONG_TERMS = 512
@@ -105,9 +120,32 @@ export class SessionIndex {
   private readonly anchorGrams = new Map<string, number[]>()
   private readonly calls = new Map<string, number[]>()
   private readonly days = new Map<number, number[]>()
-  /** Bytes held (an estimate, see ROW_BYTES), the piece cache's aside: `bytes`. */
+  /** Bytes held (an estimate, see ROW_BYTES), the pieces' aside: `bytes`. */
   private held = 0
-  private readonly pieces: PieceCache = new Map()
+  /** The straightforward build (tests check the one-pass build against it). */
+  private readonly reference: boolean
+  private readonly pieceCache: PieceCache = new Map()
+  private readonly pieceTable = new PieceTable()
+  private readonly textScan = new TextScan()
+  /**
+   * Anchor ids by anchor (the one-pass build's anchorIds): a span of a text finds its anchor
+   * with ASCII capitals folded, no substring made. A key is a lowercase string: no lowercasing
+   * yields a character lowercasing changes, so a span holding one never folds to a key.
+   */
+  private readonly anchorTable = new SpanTable<number>(true, Number.POSITIVE_INFINITY)
+  /** Per anchor: where its units are in the anchor table (-1: its trigrams are taken from its string). */
+  private readonly anchorStarts = new Column(int32)
+  /** Anchors whose trigrams are in anchorGrams (settleGrams). */
+  private gramsUpTo = 0
+  /** The anchor being looked up by its string, as code units. */
+  private keyUnits = new Uint16Array(256)
+  /** anchorGrams' lists by gram, found from a span of the anchor. */
+  private readonly gramTable = new SpanTable<number[]>(false, Number.POSITIVE_INFINITY)
+  /** Key ids of CJK characters by code point, and of pairs by their two (countCjk). */
+  private readonly cjkChars = new Map<number, number>()
+  private readonly cjkPairs = new Map<number, Map<number, number>>()
+  /** Per pair id of the message being counted: where its next occurrence stops overlapping. */
+  private readonly cjkFree = new Map<number, number>()
   /** Per doc: its event JSON as stored (the text spliced out: a few dozen bytes). */
   private readonly events: StoredEvent[] = []
   /** Per doc: its text lowercased (the same string when lowercasing changes nothing). */
@@ -121,17 +159,22 @@ export class SessionIndex {
   private readonly values: Array<string | undefined> = []
   /** Key id → term index for the terms of the scan being made (-1 elsewhere): see `scans`. */
   private readonly slots = new Column(int32)
-  private readonly tokenScratch: number[] = []
+  /** The message being added's token triples. */
+  private readonly triples = new IntScratch()
   /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
   private readonly camelWholes = new Set<number>()
   private readonly long = new Map<string, Postings & { upTo: number }>()
   private readonly scratch = new Column(int32)
   private readonly touched: number[] = []
+  /** Postings not yet in their lists, as (key id, doc, count) in doc order: `settle` moves them. */
+  private readonly pending = new IntScratch()
 
-  constructor(sessionId: string, tag: string, revision: number) {
+  /** `build`: 'reference' for the straightforward build (tests compare the two). */
+  constructor(sessionId: string, tag: string, revision: number, build: 'fast' | 'reference' = 'fast') {
     this.sessionId = sessionId
     this.tag = tag
     this.revision = revision
+    this.reference = build === 'reference'
   }
 
   get size(): number {
@@ -140,7 +183,9 @@ export class SessionIndex {
 
   /** Bytes this index is taken to hold (the registry's budget). */
   get bytes(): number {
-    return this.held + this.pieces.size * PIECE_BYTES
+    // a new anchor's trigrams are counted as they are filed: filed first
+    if (!this.reference) this.settleGrams()
+    return this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES
   }
 
   get lastSeq(): number {
@@ -179,63 +224,230 @@ export class SessionIndex {
       this.values.push(undefined)
       return
     }
-    const scratch = this.tokenScratch
-    scratch.length = 0
-    const found = scanPieces(row.text, this.pieces, (piece, at, length) => {
-      this.resolve(piece)
-      this.count(piece.id)
-      scratch.push(piece.id * 2, at, length)
-      const parts = piece.parts
-      if (parts === undefined) return
-      for (let index = 0; index < parts.length; index += 1) {
-        const part = parts[index]!
-        const id = piece.partIds![index]!
-        if (id !== piece.id) this.count(id)
-        scratch.push(id * 2 + 1, at + part.offset, part.length)
-      }
-    }, key => this.count(this.idOf(key)))
-    this.tokens.push(Int32Array.from(scratch))
-    this.held += (scratch.length / 3) * TOKEN_BYTES
-    const values = valueMatches(row.text)
+    if (this.reference) flags |= this.indexReference(doc, row)
+    else flags |= this.indexText(doc, row, lower)
+    this.flags.push(flags)
+    for (const id of this.touched) {
+      this.post(id, doc, this.scratch.get(id))
+      this.scratch.set(id, 0)
+    }
+    this.touched.length = 0
+  }
+
+  /** A doc's entry in a key's list (the one-pass build files it later: `settle`). */
+  private post(id: number, doc: number, count: number): void {
+    if (this.reference) {
+      const list = this.lists[id]!
+      list.docs.push(doc)
+      list.counts.push(count)
+    } else this.pending.push3(id, doc, count)
+    this.held += ENTRY_BYTES
+  }
+
+  /**
+   * A text's tokens, counts, values and anchors from one pass over its chars (text-scan.ts);
+   * returns its LOWER_SHIFT and ANCHORS_PARTIAL flags.
+   */
+  private indexText(doc: number, row: ShadowMessage, lower: string): number {
+    const text = row.text
+    const sample = scanSample(text)
+    const scan = this.textScan
+    scan.run(sample, this.pieceTable)
+    const triples = this.triples
+    triples.length = 0
+    let odd: Set<string> | undefined
+    const spans = scan.spans.data
+    for (let index = 0; index < scan.pieceCount; index += 1) {
+      const piece = scan.pieces[index]!
+      if (piece.odd) (odd ??= new Set()).add(piece.whole)
+      this.addPiece(piece, spans[index * 2]!, spans[index * 2 + 1]!)
+    }
+    let flags = 0
+    if (scan.cjk) {
+      // the text's own lowercase when the sample is the text (most are): not lowercased again
+      const lowerSample = sample === text ? lower : sample.toLowerCase()
+      if (lowerSample.length !== sample.length) flags |= LOWER_SHIFT
+      this.countCjk(lowerSample)
+    }
+    this.tokens.push(triples.length === 0 ? NO_TOKENS : triples.copy())
+    this.held += (triples.length / 3) * TOKEN_BYTES
+    // a value needs a digit (values.ts VALUE): most texts without one are not run through it
+    this.keepValues(scan.digit || sample.length !== text.length ? valueMatches(text) : [])
+    const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
+    if (folded !== sample) this.listFolded(doc, folded)
+    if (!this.anchorText(doc, text, sample, folded !== sample)) flags |= ANCHORS_PARTIAL
+    if (odd !== undefined) this.odd.set(doc, [...odd])
+    // a short ASCII text none of whose pieces can be part of a time word has none (days.ts timeCuePiece)
+    if (scan.timeCue || scan.nonAscii || text.length > DAY_SCAN_CHARS) this.addDays(doc, row)
+    return flags
+  }
+
+  /** The straightforward build `indexText` must equal (tests/resident-build.test.ts): the scan's own piece walk, analyzer.ts anchorView. */
+  private indexReference(doc: number, row: ShadowMessage): number {
+    const text = row.text
+    this.triples.length = 0
+    const found = scanPieces(text, this.pieceCache, (piece, at, length) => this.addPiece(piece, at, length), key => this.count(this.idOf(key)))
+    this.tokens.push(this.triples.copy())
+    this.held += (this.triples.length / 3) * TOKEN_BYTES
+    this.keepValues(valueMatches(text))
+    if (NON_ASCII.test(text)) {
+      const sample = scanSample(text)
+      const folded = sample.normalize('NFKC')
+      if (folded !== sample) this.listFolded(doc, folded)
+    }
+    const anchored = anchorView(text)
+    for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
+    if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
+    this.addDays(doc, row)
+    return (found.lowerShift ? LOWER_SHIFT : 0) | (anchored.complete ? 0 : ANCHORS_PARTIAL)
+  }
+
+  /** A doc's values, packed (`values`). */
+  private keepValues(values: readonly ValueMatch[]): void {
     const packed = values.length === 0 ? undefined : values.map(value => `${value.at} ${value.value}`).join('\n')
     this.values.push(packed)
     if (packed !== undefined) this.held += stringBytes(packed)
-    if (found.lowerShift) flags |= LOWER_SHIFT
-    const anchored = anchorView(row.text)
-    for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
-    if (!anchored.complete) flags |= ANCHORS_PARTIAL
-    this.flags.push(flags)
-    if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
-    // keys the words index holds and the scan does not count (NFKC folds the text: fullwidth letters,
-    // ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
-    // among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank it
-    if (NON_ASCII.test(row.text)) {
-      const sample = scanSample(row.text)
-      const folded = sample.normalize('NFKC')
-      if (folded !== sample) {
-        const listed = new Set<number>()
-        scanPieces(folded, this.pieces, piece => {
-          this.resolve(piece)
-          listed.add(piece.id)
-          for (const id of piece.partIds ?? []) listed.add(id)
-        }, key => listed.add(this.idOf(key)))
-        for (const id of listed) {
-          if (this.scratch.get(id) !== 0) continue
-          this.lists[id]!.docs.push(doc)
-          this.lists[id]!.counts.push(0)
-          this.held += ENTRY_BYTES
+  }
+
+  /**
+   * Keys the words index holds and the scan does not count (NFKC folds the text: fullwidth letters,
+   * ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
+   * among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank
+   * it. `folded`: the scan's sample, NFKC-folded (where that changes it); before `touched` is filed.
+   */
+  private listFolded(doc: number, folded: string): void {
+    const listed = new Set<number>()
+    scanPieces(folded, this.pieceCache, piece => {
+      this.resolve(piece)
+      listed.add(piece.id)
+      for (const id of piece.partIds ?? []) listed.add(id)
+    }, key => listed.add(this.idOf(key)))
+    for (const id of listed) if (this.scratch.get(id) === 0) this.post(id, doc, 0)
+  }
+
+  private addDays(doc: number, row: ShadowMessage): void {
+    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc)
+  }
+
+  /** A piece's key ids in this index (its whole's, its camelCase parts'), worked out once per piece. */
+  private resolve(piece: Piece): void {
+    if (piece.id >= 0) return
+    piece.id = this.idOf(piece.whole)
+    if (piece.parts !== undefined) {
+      piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
+      this.camelWholes.add(piece.id)
+    }
+  }
+
+  /** Count a piece (its camelCase parts where they differ from it) and keep where it is. */
+  private addPiece(piece: Piece, at: number, length: number): void {
+    this.resolve(piece)
+    this.count(piece.id)
+    const triples = this.triples
+    triples.push3(piece.id * 2, at, length)
+    const parts = piece.parts
+    if (parts === undefined) return
+    for (let index = 0; index < parts.length; index += 1) {
+      const part = parts[index]!
+      const id = piece.partIds![index]!
+      if (id !== piece.id) this.count(id)
+      triples.push3(id * 2 + 1, at + part.offset, part.length)
+    }
+  }
+
+  /**
+   * CJK characters and pairs of a lowercased sample as terms.ts countCjk counts them, by code
+   * point (no key string made or hashed for one seen before).
+   */
+  private countCjk(lower: string): void {
+    const free = this.cjkFree
+    free.clear()
+    let previous = -1
+    let previousAt = -1
+    let previousWidth = 0
+    for (let at = 0; at < lower.length;) {
+      const code = lower.charCodeAt(at)
+      if (code < 128) {
+        previous = -1
+        at += 1
+        continue
+      }
+      const point = lower.codePointAt(at)!
+      const width = point > 0xffff ? 2 : 1
+      if ((classOf(point) & CJK_COUNTED) === 0) {
+        previous = -1
+        at += width
+        continue
+      }
+      let id = this.cjkChars.get(point)
+      if (id === undefined) {
+        id = this.idOf(CJK_KEY + String.fromCodePoint(point))
+        this.cjkChars.set(point, id)
+      }
+      this.count(id)
+      if (previous >= 0) {
+        let pairs = this.cjkPairs.get(previous)
+        if (pairs === undefined) this.cjkPairs.set(previous, pairs = new Map())
+        let pair = pairs.get(point)
+        if (pair === undefined) {
+          pair = this.idOf(CJK_KEY + String.fromCodePoint(previous, point))
+          pairs.set(point, pair)
+        }
+        // a pair is counted as indexOf steps past each match: not where it overlaps the last one
+        if (previousAt >= (free.get(pair) ?? 0)) {
+          this.count(pair)
+          free.set(pair, previousAt + previousWidth + width)
         }
       }
+      previous = point
+      previousAt = at
+      previousWidth = width
+      at += width
     }
-    for (const id of this.touched) {
-      const list = this.lists[id]!
-      list.docs.push(doc)
-      list.counts.push(this.scratch.get(id))
-      this.scratch.set(id, 0)
+  }
+
+  /**
+   * The anchors of a text (analyzer.ts anchorView) from the pass's runs and candidates; whether
+   * they are complete. anchorView itself where the pass cannot stand for it: NFKC would change
+   * the text, or it is long enough for the anchors' size cap to drop one.
+   */
+  private anchorText(doc: number, text: string, sample: string, nfkcChanges: boolean): boolean {
+    const scan = this.textScan
+    if (text.length > FAST_ANCHOR_CHARS || nfkcChanges) {
+      const anchored = anchorView(text)
+      for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
+      return anchored.complete
     }
-    this.held += this.touched.length * ENTRY_BYTES
-    this.touched.length = 0
-    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc)
+    // the sample is the text with the tool-call rendering blanked: anchors of a blanked one are partial
+    let complete = sample === text
+    const units = scan.units
+    const runs = scan.cjkRuns
+    for (let at = 0; at < runs.length; at += 2) {
+      const from = runs.data[at]!
+      const to = runs.data[at + 1]!
+      const known = this.anchorTable.find(units, from, to)
+      if (known !== undefined) this.anchorDoc(known, doc)
+      else this.addAnchor(sample.slice(from, to).toLowerCase(), doc)
+    }
+    const candidates = scan.anchors
+    const data = candidates.data
+    for (let at = 0; at < candidates.length; at += 4) {
+      const from = data[at]!
+      const to = data[at + 1]!
+      const flags = data[at + 3]!
+      // a candidate holding a CJK letter is left out (analyzer.ts anchors)
+      if ((flags & ANCHOR_CJK) !== 0) {
+        complete = false
+        continue
+      }
+      const known = this.anchorTable.findHashed(units, from, to, data[at + 2]!)
+      if (known !== undefined) this.anchorDoc(known, doc)
+      // an ASCII span's lowercase is its folded units: a new anchor is made from the table's copy
+      else if ((flags & ANCHOR_NON_ASCII) === 0) this.newAsciiAnchor(units, from, to, doc)
+      // the table folds ASCII capitals only: a span whose lowercase changes more is looked up by its lowercase
+      else this.addAnchor(sample.slice(from, to).toLowerCase(), doc)
+    }
+    return complete
   }
 
   /** Call, result and reply links of a new doc (rows arrive in seq order: its partners before it are known). */
@@ -262,16 +474,6 @@ export class SessionIndex {
     }
   }
 
-  /** A piece's key ids in this index (its whole's, its camelCase parts'), worked out once per piece. */
-  private resolve(piece: Piece): void {
-    if (piece.id >= 0) return
-    piece.id = this.idOf(piece.whole)
-    if (piece.parts !== undefined) {
-      piece.partIds = Int32Array.from(piece.parts, part => this.idOf(part.key))
-      this.camelWholes.add(piece.id)
-    }
-  }
-
   private idOf(key: string): number {
     let id = this.termIds.get(key)
     if (id === undefined) {
@@ -285,22 +487,141 @@ export class SessionIndex {
     return id
   }
 
+  /**
+   * Move the pending postings into their lists, grouped by key: a list is touched once per
+   * settle, not once per doc it gains (appended as each doc came, between the rest of a build,
+   * nearly every append was a cache miss). Before any list is read.
+   */
+  private settle(): void {
+    const pending = this.pending
+    if (pending.length === 0) return
+    const data = pending.data
+    const lists = this.lists
+    if (pending.length < SETTLE_SORTED) {
+      for (let at = 0; at < pending.length; at += 3) {
+        const list = lists[data[at]!]!
+        list.docs.push(data[at + 1]!)
+        list.counts.push(data[at + 2]!)
+      }
+    } else {
+      // a counting sort by key (stable: each list's docs stay ascending)
+      const ends = new Int32Array(lists.length)
+      for (let at = 0; at < pending.length; at += 3) ends[data[at]!] = ends[data[at]!]! + 1
+      for (let id = 1; id < lists.length; id += 1) ends[id] = ends[id]! + ends[id - 1]!
+      const order = new Int32Array(pending.length / 3)
+      for (let at = pending.length - 3; at >= 0; at -= 3) {
+        const end = ends[data[at]!]! - 1
+        ends[data[at]!] = end
+        order[end] = at
+      }
+      for (let index = 0; index < order.length;) {
+        const id = data[order[index]!]!
+        const list = lists[id]!
+        do {
+          const at = order[index]!
+          list.docs.push(data[at + 1]!)
+          list.counts.push(data[at + 2]!)
+          index += 1
+        } while (index < order.length && data[order[index]!] === id)
+      }
+    }
+    pending.length = 0
+  }
+
   private count(id: number): void {
     const now = this.scratch.get(id)
     if (now === 0) this.touched.push(id)
     this.scratch.set(id, now + 1)
   }
 
+  /** Add a doc to an anchor (lowercased), the anchor first if new. */
   private addAnchor(anchor: string, doc: number): void {
-    let id = this.anchorIds.get(anchor)
-    if (id === undefined) {
-      id = this.anchors.length
-      this.anchors.push(anchor)
-      this.anchorIds.set(anchor, id)
-      this.anchorDocs.push([])
-      this.held += ANCHOR_BYTES + stringBytes(anchor)
-      for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.anchorGrams, gram, id) + GRAM_BYTES
+    if (this.reference) {
+      let id = this.anchorIds.get(anchor)
+      if (id === undefined) {
+        id = this.anchors.length
+        this.anchorIds.set(anchor, id)
+        this.newAnchor(anchor, doc, -1)
+        this.gramsOf(anchor, id)
+      } else this.anchorDoc(id, doc)
+      return
     }
+    // a key's units copied once (the tables read typed arrays only)
+    if (this.keyUnits.length < anchor.length) this.keyUnits = new Uint16Array(anchor.length * 2)
+    const units = this.keyUnits
+    let ascii = true
+    for (let at = 0; at < anchor.length; at += 1) {
+      const code = anchor.charCodeAt(at)
+      units[at] = code
+      if (code >= 128) ascii = false
+    }
+    const id = this.anchorTable.find(units, 0, anchor.length)
+    if (id !== undefined) {
+      this.anchorDoc(id, doc)
+      return
+    }
+    const start = this.anchorTable.add(units, 0, anchor.length, this.anchors.length)
+    this.newAnchor(anchor, doc, ascii ? start : -1)
+  }
+
+  /** A new anchor of an ASCII span (not in the anchor table): its string and trigrams from the table's lowercased copy. */
+  private newAsciiAnchor(units: Uint16Array, from: number, to: number, doc: number): void {
+    const start = this.anchorTable.add(units, from, to, this.anchors.length)
+    // a flat string of its own (a slice of the text would keep the text and be another string representation)
+    this.newAnchor(String.fromCharCode.apply(null, this.anchorTable.units.subarray(start, start + to - from) as unknown as number[]), doc, start)
+  }
+
+  /** `start`: where its lowercase units are in the anchor table (-1: not ASCII, or the reference build). */
+  private newAnchor(anchor: string, doc: number, start: number): void {
+    this.anchors.push(anchor)
+    this.held += ANCHOR_BYTES + stringBytes(anchor) + ENTRY_BYTES
+    // most anchors stand in one doc (a number, a file:line): no room kept for more
+    this.anchorDocs.push([doc])
+    if (!this.reference) this.anchorStarts.push(start)
+  }
+
+  /**
+   * The trigrams of the anchors made since the last call, into anchorGrams: made in one go when a
+   * substring is first looked for, the gram table and lists stay in cache (added as each anchor
+   * came, between the rest of a build, nearly every gram was a cache miss).
+   */
+  private settleGrams(): void {
+    const starts = this.anchorStarts
+    for (let id = this.gramsUpTo; id < this.anchors.length; id += 1) {
+      const start = starts.get(id)
+      if (start >= 0) this.addGrams(this.anchorTable.units, start, this.anchors[id]!.length, id)
+      else this.gramsOf(this.anchors[id]!, id)
+    }
+    this.gramsUpTo = this.anchors.length
+  }
+
+  /** An ASCII anchor's trigrams (its 3-unit spans, in a table's copy) from the gram table: no gram string made for one seen before. */
+  private addGrams(units: Uint16Array, start: number, length: number, id: number): void {
+    for (let at = start; at + 3 <= start + length; at += 1) {
+      let list = this.gramTable.find(units, at, at + 3)
+      if (list === undefined) {
+        const gram = String.fromCharCode(units[at]!, units[at + 1]!, units[at + 2]!)
+        list = this.anchorGrams.get(gram)
+        if (list === undefined) {
+          this.anchorGrams.set(gram, list = [])
+          this.held += KEY_BYTES
+        }
+        this.gramTable.add(units, at, at + 3, list)
+      }
+      // a gram repeated in the anchor is listed once (the id is already last); no list[-1] read (it makes the load megamorphic)
+      if (list.length === 0 || list[list.length - 1] !== id) {
+        list.push(id)
+        this.held += ENTRY_BYTES + GRAM_BYTES
+      }
+    }
+  }
+
+  /** An anchor's trigrams from its string (the reference build's, and a non-ASCII anchor's). */
+  private gramsOf(anchor: string, id: number): void {
+    for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.anchorGrams, gram, id) + GRAM_BYTES
+  }
+
+  private anchorDoc(id: number, doc: number): void {
     const docs = this.anchorDocs[id]!
     if (docs.at(-1) !== doc) {
       docs.push(doc)
@@ -470,6 +791,7 @@ export class SessionIndex {
   }
 
   postings(key: string): Postings | undefined {
+    this.settle()
     const id = this.termIds.get(key)
     return id === undefined ? undefined : this.lists[id]
   }
@@ -499,6 +821,7 @@ export class SessionIndex {
    * a long list probed by binary search rather than walked.
    */
   markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
+    if (!this.reference) this.settleGrams()
     const lists: number[][] = []
     for (const gram of new Set(trigramsOf(term))) {
       const list = this.anchorGrams.get(gram)

@@ -14,12 +14,14 @@
  *   without positions.
  */
 import { withoutBoilerplate } from '../analyzer.ts'
-import { camelSplit, forEachPiece, headOf, indexTerm, isCamelPiece, RANK_TEXT_CHARS } from '../search/passage.ts'
+import { timeCuePiece } from '../days.ts'
+import { camelSplit, forEachPiece, headOf, isCamelPiece, RANK_TEXT_CHARS, stemOf } from '../search/passage.ts'
 
 /** Characters of a CJK run as the analyzer cuts them (the query's CJK terms are made of these). */
-const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]/u
+export const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]/u
 const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]/u
 const NON_ASCII = /[^\p{ASCII}]/u
+const DIGITS = /^[0-9]+$/
 
 /** Key prefix of CJK character counts (one or two characters); a Latin key never starts with it. */
 export const CJK_KEY = '\u0001'
@@ -47,6 +49,8 @@ export interface Piece {
   readonly whole: string
   readonly parts: readonly PiecePart[] | undefined
   readonly odd: boolean
+  /** It may be part of a time word (days.ts timeCuePiece). */
+  readonly timeCue: boolean
   id: number
   partIds: Int32Array | undefined
 }
@@ -64,23 +68,30 @@ const PIECE_CACHE = 100_000
 export function pieceOf(piece: string, cache: PieceCache): Piece {
   let known = cache.get(piece)
   if (known !== undefined) return known
-  const whole = indexTerm(piece)
+  known = workOut(piece)
+  if (cache.size >= PIECE_CACHE) cache.clear()
+  if (piece.length <= 64) cache.set(piece, known)
+  return known
+}
+
+/** What the scan makes of a piece (its id not yet given). */
+export function workOut(piece: string): Piece {
+  // digits only (a number, an id): its key is itself, it has no case, stem or camelCase part
+  if (DIGITS.test(piece)) return { whole: piece, parts: undefined, odd: false, timeCue: timeCuePiece(piece), id: -1, partIds: undefined }
+  const whole = stemOf(piece)
   let parts: PiecePart[] | undefined
   let odd = false
   if (isCamelPiece(piece)) {
     parts = []
     let offset = 0
     for (const part of camelSplit(piece)) {
-      parts.push({ key: indexTerm(part), offset, length: part.length })
+      parts.push({ key: stemOf(part), offset, length: part.length })
       offset += part.length
     }
   } else {
     odd = headOf(piece) !== headOf(whole)
   }
-  known = { whole, parts, odd, id: -1, partIds: undefined }
-  if (cache.size >= PIECE_CACHE) cache.clear()
-  if (piece.length <= 64) cache.set(piece, known)
-  return known
+  return { whole, parts, odd, timeCue: timeCuePiece(piece), id: -1, partIds: undefined }
 }
 
 /** Every key the scan of `text` could count, with its count. */

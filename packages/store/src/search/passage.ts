@@ -72,12 +72,17 @@ const STEM_CACHE = 20_000
 export function indexTerm(token: string): string {
   const cached = STEMS.get(token)
   if (cached !== undefined) return cached
-  let lower = token.toLowerCase()
-  if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
-  const stemmed = porterStem(lower)
+  const stemmed = stemOf(token)
   if (STEMS.size >= STEM_CACHE) STEMS.clear()
   if (token.length <= 64) STEMS.set(token, stemmed)
   return stemmed
+}
+
+/** `indexTerm` without its cache (a caller keeping its own, as the resident build's piece table). */
+export function stemOf(token: string): string {
+  let lower = token.toLowerCase()
+  if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
+  return porterStem(lower)
 }
 
 /**
@@ -118,7 +123,7 @@ function isTokenChar(code: number): boolean {
 // the range starts at U+0000 on purpose: every ASCII character is excluded, control ones too
 // eslint-disable-next-line no-control-regex
 const NON_ASCII_OTHER = /[^\x00-\x7f\u4e00-\u9fff\uac00-\ud7a3]/g
-const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
+export const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
 
 /** Piece character test of one non-ASCII code point: common ranges answered without a regex. */
 function isPieceCode(code: number, char: () => string): boolean {

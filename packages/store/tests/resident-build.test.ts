@@ -1,0 +1,152 @@
+/**
+ * The resident index's one-pass build (resident/text-scan.ts: pieces found by a hash of their
+ * chars, anchors and CJK runs read in the same pass, pre-tests before values and days, postings
+ * and trigrams settled in batches) makes exactly the index the straightforward build makes (the
+ * scan's own piece walk, analyzer.ts anchorView, every pattern run, every list appended as it
+ * goes): every structure, compared whole, on generated corpora of every family the build treats
+ * apart (ASCII, Latin with diacritics, NFKC-changing and case-changing letters, CJK runs, astral
+ * and lone surrogates, controls, tool-call rendering, time words, values, texts past the pass's
+ * anchor bound and the scan's cut), and on rows appended after lists were read.
+ */
+import { describe, expect, it } from 'vitest'
+import { SessionIndex } from '../src/resident/session-index.ts'
+import { RANK_TEXT_CHARS } from '../src/search/passage.ts'
+import type { ShadowMessage, ShadowRole } from '../src/types.ts'
+import { generatedText, GLUE, pointsOf, random, word } from './generated-text.ts'
+
+const CJK = ['数据库迁移', '连接池耗尽', '昨天', '三十秒', '五分钟', '테스트', 'テストー', '々々', '库迁移迁', '哈哈哈哈', '𠀀𠀁𠀀𠀁', '月3日', '一二三']
+/** Letters whose lowercase is longer, final sigma, NFKC-changing forms, marks, controls, lone surrogates. */
+const ODD = ['İstanbul', 'ΑΣ', 'ΣΟΦΙΑ', 'ﬀ', '²', '\u212a', 'ｐｏｏｌ', 'e\u0301', 'Ä', 'ß', '\u00a0', '\u0000', '\u0085', '\ud800', '\udc00x', '𝐀𝐁', 'Ǆ', '→', '—', 'ª', 'é2026-01-05', 'éjan 5']
+const ANCHORS = ['src/db/pool.ts:42:7', 'ECONNREFUSED', 'ERR_TIMEOUT', 'getPoolSize', 'v2.3.1', '127.0.0.1:5432', 'a.b', '__init__', '$ref', '-x-', 'C:\\tmp\\x', 'FOO', 'FOOD', 'Foo_Bar', 'node:internal/net.js', 'x1', '..a..b..', 'A-', '_a_', '数据库.ts', 'pool数据']
+const TIMES = ['yesterday', 'Today', 'tomorrow', 'last night', '3 days ago', 'next week', 'on Monday', '2026-01-05', 'Jan 5', '5th of March', 'maybe', 'decode', '8080', 'day', '昨天', '后天', '3月5日']
+const VALUES = ['30s', '45 ms', '1.5GB', '90%', '3 retries', '十秒', '五分钟', 'x86', 'v2', 'p99', '2x', '七个']
+const ROLES: readonly ShadowRole[] = ['user', 'assistant', 'tool', 'system']
+
+function row(seq: number, text: string, role: ShadowRole, callId: string | null, expired: boolean): ShadowMessage {
+  return {
+    sessionId: 's', seq, shadowId: `t.${seq}`, eventType: role === 'tool' ? 'tool/result' : role === 'assistant' ? 'assistant/message' : 'user/message', role, sourceKind: role === 'tool' ? 'tool' : 'user', turn: 1, step: 1,
+    toolName: callId === null ? null : 'shell', callId, time: 1_767_225_600_000 + seq * 3_600_000, tokens: 1, hash: `h${seq}`, eventJson: '', text,
+    elidedBy: null, expiredAt: expired ? 1 : null,
+  }
+}
+
+/** Rows of every family, with calls, questions and short replies, and a few expired rows. */
+function corpus(seed: number, count: number): ShadowMessage[] {
+  const next = random(seed)
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!
+  const char = pointsOf([[0x20, 0x7e], [0x00, 0x1f], [0xa0, 0x24f], [0x300, 0x36f], [0x370, 0x3ff], [0x3000, 0x30ff], [0x4e00, 0x4e3f], [0xac00, 0xac3f], [0xff00, 0xff5e], [0x1d400, 0x1d43f], [0x20000, 0x2003f]], next)
+  const rows: ShadowMessage[] = []
+  let call = 0
+  for (let seq = 1; rows.length < count; seq += 1 + Math.floor(next() * 2)) {
+    const family = Math.floor(next() * 6)
+    let text: string
+    if (family === 0) text = generatedText(next)
+    else {
+      const parts: string[] = []
+      for (let at = 0, length = 1 + Math.floor(next() * 40); at < length; at += 1) {
+        const source = family === 1 ? ODD : family === 2 ? CJK : family === 3 ? ANCHORS : family === 4 ? (next() < 0.5 ? TIMES : VALUES) : undefined
+        const piece = source === undefined ? Array.from({ length: 1 + Math.floor(next() * 4) }, char).join('') : pick(source)
+        const roll = next()
+        parts.push(roll < 0.25 ? piece + word(next) : roll < 0.5 ? word(next) + piece : roll < 0.8 ? piece : word(next), pick(GLUE))
+      }
+      if (next() < 0.15) parts.push(`[tool call ${pick(['shell', 'grep'])}] {"cmd":"retry the pool"}`)
+      if (next() < 0.1) parts.push('?')
+      text = parts.join('')
+    }
+    const role = pick(ROLES)
+    const calls = role === 'assistant' && next() < 0.3 ? `c${++call}${next() < 0.2 ? ` c${++call}` : ''}` : role === 'tool' && call > 0 ? `c${call - Math.floor(next() * 2)}` : null
+    rows.push(row(seq, text, role, calls, next() < 0.02))
+  }
+  return rows
+}
+
+/** Every structure of an index (private fields read as data: the two builds must agree on all of them). */
+function structures(index: SessionIndex): Record<string, unknown> {
+  // reading the lists settles what the fast build defers
+  index.postings('')
+  index.markSubstring('zzz', new Uint8Array(index.size), 0, index.size)
+  const fields = index as unknown as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const name of ['rows', 'termIds', 'lists', 'odd', 'anchors', 'anchorDocs', 'anchorGrams', 'calls', 'days', 'held', 'events', 'lowers', 'tokens', 'values', 'camelWholes']) {
+    expect(fields, name).toHaveProperty(name)
+    out[name] = fields[name]
+  }
+  for (const name of ['seq', 'time', 'length', 'role', 'flags', 'callOf', 'resultOf', 'replyOf']) out[name] = Array.from((fields[name] as { view(): ArrayLike<number> }).view())
+  return out
+}
+
+function built(rows: readonly ShadowMessage[], build: 'fast' | 'reference', readEvery = 0): SessionIndex {
+  const index = new SessionIndex('s', 't', 0, build)
+  rows.forEach((message, at) => {
+    index.append(message, '')
+    // lists read between appends: what is settled then must stay right as more rows come
+    if (readEvery > 0 && at % readEvery === 0) {
+      index.postings('pool')
+      index.markSubstring('ool', new Uint8Array(index.size), 0, index.size)
+    }
+  })
+  return index
+}
+
+describe('resident index build', () => {
+  it('makes the straightforward build\'s index, structure by structure, on every family of text', () => {
+    const rows = corpus(7, 3_000)
+    const fast = structures(built(rows, 'fast'))
+    const reference = structures(built(rows, 'reference'))
+    // not vacuous: the families reach every path
+    expect((reference.anchors as string[]).length).toBeGreaterThan(1_000)
+    expect((reference.anchors as string[]).some(anchor => /[^\p{ASCII}]/u.test(anchor))).toBe(true)
+    expect((reference.odd as Map<number, unknown>).size).toBeGreaterThan(0)
+    expect((reference.days as Map<number, unknown>).size).toBeGreaterThan(0)
+    expect((reference.values as unknown[]).filter(values => values !== undefined).length).toBeGreaterThan(100)
+    expect((reference.flags as number[]).some(flags => (flags & 4) !== 0)).toBe(true)
+    // NFKC-folded keys listed at a count of 0
+    expect((reference.lists as Array<{ counts: number[] }>).some(list => list.counts.includes(0))).toBe(true)
+    for (const name of Object.keys(reference)) expect(fast[name], name).toEqual(reference[name])
+  })
+
+  it('stays equal when lists are read between appends, and for texts past the anchor bound and the scan cut', () => {
+    const next = random(3)
+    const rows = corpus(11, 600)
+    // long texts: anchors through anchorView (past the pass's bound), a sample cut at RANK_TEXT_CHARS
+    const long = (length: number): string => {
+      let text = ''
+      while (text.length < length) text += `${generatedText(next)} src/db/pool.ts:${text.length} 数据库迁移 ΑΣ ${text.length % 7 === 0 ? 'yesterday ' : ''}`
+      return text
+    }
+    const seq = rows.at(-1)!.seq
+    rows.push(row(seq + 1, long(40_000), 'tool', null, false), row(seq + 2, long(RANK_TEXT_CHARS + 5_000), 'tool', null, false), row(seq + 3, `[tool call shell] ${long(70_000)}`, 'assistant', null, false))
+    for (const readEvery of [1, 37]) {
+      const fast = structures(built(rows, 'fast', readEvery))
+      const reference = structures(built(rows, 'reference', readEvery))
+      for (const name of Object.keys(reference)) expect(fast[name], `${name} (read every ${readEvery})`).toEqual(reference[name])
+    }
+  })
+
+  it('answers what a search asks the same way', () => {
+    const rows = corpus(19, 1_500)
+    const fast = built(rows, 'fast')
+    const reference = built(rows, 'reference')
+    const next = random(5)
+    const keys = [...(reference as unknown as { termIds: Map<string, number> }).termIds.keys()]
+    for (let at = 0; at < 300; at += 1) {
+      const key = keys[Math.floor(next() * keys.length)]!
+      expect(fast.postings(key), key).toEqual(reference.postings(key))
+    }
+    for (const term of ['ool', 'src/db', 'err_', '数据库', 'econnref', ':42:', '.ts', 'σοφ', 'istanbul']) {
+      const seen = (index: SessionIndex): Uint8Array => {
+        const marks = new Uint8Array(index.size + 5)
+        index.markSubstring(term, marks, 5, index.size - 7)
+        return marks
+      }
+      expect(seen(fast), term).toEqual(seen(reference))
+    }
+    for (let doc = 0; doc < rows.length; doc += 1) {
+      expect(fast.oddKeys(doc)).toEqual(reference.oddKeys(doc))
+      expect(fast.valuesOf(doc)).toEqual(reference.valuesOf(doc))
+      expect(fast.lowerText(doc)).toBe(reference.lowerText(doc))
+    }
+    const terms = ['pool', 'retri', 'connect', '数据', 'get', 'name']
+    expect(fast.scans(terms, scan => rows.map((_, doc) => scan(doc)))).toEqual(reference.scans(terms, scan => rows.map((_, doc) => scan(doc))))
+  })
+})
