@@ -22,7 +22,7 @@ import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
 import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
-import { ANCHOR_CJK, ANCHOR_NON_ASCII, CJK_COUNTED, classOf, IntScratch, PieceTable, SpanTable, TextScan } from './text-scan.ts'
+import { ANCHOR_CJK, ANCHOR_NON_ASCII, CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, SpanTable, TextScan } from './text-scan.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, type ValueMatch } from '../search/values.ts'
 
@@ -37,6 +37,9 @@ export type StoredEvent = Uint8Array | string
  * dropped for the cap. Longer ones go through analyzer.ts anchorView.
  */
 const FAST_ANCHOR_CHARS = Math.floor(MAX_ANCHOR_CHARS / 2) - 2
+
+/** Int32 values per chunk of kept token triples. */
+const TOKEN_CHUNK = 1 << 16
 
 /** Pending postings (entries × 3) past which `settle` sorts them by key first. */
 const SETTLE_SORTED = 3 * 1024
@@ -132,15 +135,19 @@ export class SessionIndex {
    * with ASCII capitals folded, no substring made. A key is a lowercase string: no lowercasing
    * yields a character lowercasing changes, so a span holding one never folds to a key.
    */
-  private readonly anchorTable = new SpanTable<number>(true, Number.POSITIVE_INFINITY)
-  /** Per anchor: where its units are in the anchor table (-1: its trigrams are taken from its string). */
-  private readonly anchorStarts = new Column(int32)
+  private readonly anchorTable = new SpanTable(true)
+  /** Per anchor: 1 when its trigrams are taken from the anchor table's copy of it (ASCII), the last doc logged for it. */
+  private readonly anchorAscii = new Column(uint8)
+  private readonly anchorLast = new Column(int32)
+  /** (anchor id, doc) pairs not yet in anchorDocs (settleAnchorDocs). */
+  private readonly anchorLog = new IntScratch()
   /** Anchors whose trigrams are in anchorGrams (settleGrams). */
   private gramsUpTo = 0
   /** The anchor being looked up by its string, as code units. */
   private keyUnits = new Uint16Array(256)
-  /** anchorGrams' lists by gram, found from a span of the anchor. */
-  private readonly gramTable = new SpanTable<number[]>(false, Number.POSITIVE_INFINITY)
+  /** anchorGrams' lists by gram (the gram table's entry), found from a span of the anchor. */
+  private readonly gramTable = new SpanTable(false)
+  private readonly gramLists: number[][] = []
   /** Key ids of CJK characters by code point, and of pairs by their two (countCjk). */
   private readonly cjkChars = new Map<number, number>()
   private readonly cjkPairs = new Map<number, Map<number, number>>()
@@ -161,6 +168,9 @@ export class SessionIndex {
   private readonly slots = new Column(int32)
   /** The message being added's token triples. */
   private readonly triples = new IntScratch()
+  /** Where kept triples go (keptTriples). */
+  private chunk = new Int32Array(0)
+  private chunkUsed = 0
   /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
   private readonly camelWholes = new Set<number>()
   private readonly long = new Map<string, Postings & { upTo: number }>()
@@ -256,11 +266,25 @@ export class SessionIndex {
     const triples = this.triples
     triples.length = 0
     let odd: Set<string> | undefined
+    const table = this.pieceTable
+    const keyIds = table.keyIds
+    const kinds = table.kinds
+    const entries = scan.pieces.data
     const spans = scan.spans.data
-    for (let index = 0; index < scan.pieceCount; index += 1) {
-      const piece = scan.pieces[index]!
-      if (piece.odd) (odd ??= new Set()).add(piece.whole)
-      this.addPiece(piece, spans[index * 2]!, spans[index * 2 + 1]!)
+    for (let index = 0; index < scan.pieces.length; index += 1) {
+      const entry = entries[index]!
+      const kind = entry >= 0 ? kinds[entry]! : table.kind(entry)
+      const id = entry >= 0 ? keyIds[entry]! : -1
+      // the usual piece: its key id known, no camelCase parts (the piece object is not read)
+      if (id >= 0 && (kind & PIECE_PARTS) === 0) {
+        this.count(id)
+        triples.push3(id * 2, spans[index * 2]!, spans[index * 2 + 1]!)
+      } else {
+        const piece = table.piece(entry)
+        this.addPiece(piece, spans[index * 2]!, spans[index * 2 + 1]!)
+        if (entry >= 0) keyIds[entry] = piece.id
+      }
+      if ((kind & PIECE_ODD) !== 0) (odd ??= new Set()).add(table.piece(entry).whole)
     }
     let flags = 0
     if (scan.cjk) {
@@ -269,7 +293,7 @@ export class SessionIndex {
       if (lowerSample.length !== sample.length) flags |= LOWER_SHIFT
       this.countCjk(lowerSample)
     }
-    this.tokens.push(triples.length === 0 ? NO_TOKENS : triples.copy())
+    this.tokens.push(this.keptTriples())
     this.held += (triples.length / 3) * TOKEN_BYTES
     // a value needs a digit (values.ts VALUE): most texts without one are not run through it
     this.keepValues(scan.digit || sample.length !== text.length ? valueMatches(text) : [])
@@ -323,6 +347,24 @@ export class SessionIndex {
       for (const id of piece.partIds ?? []) listed.add(id)
     }, key => listed.add(this.idOf(key)))
     for (const id of listed) if (this.scratch.get(id) === 0) this.post(id, doc, 0)
+  }
+
+  /**
+   * The triples of the doc being added, kept: a view of a shared chunk (a typed array of its own
+   * per message costs an allocation of its own, page faults included).
+   */
+  private keptTriples(): Int32Array {
+    const length = this.triples.length
+    if (length === 0) return NO_TOKENS
+    if (length > TOKEN_CHUNK / 4) return this.triples.copy()
+    if (this.chunkUsed + length > this.chunk.length) {
+      this.chunk = new Int32Array(TOKEN_CHUNK)
+      this.chunkUsed = 0
+    }
+    this.chunk.set(this.triples.data.subarray(0, length), this.chunkUsed)
+    const kept = this.chunk.subarray(this.chunkUsed, this.chunkUsed + length)
+    this.chunkUsed += length
+    return kept
   }
 
   private addDays(doc: number, row: ShadowMessage): void {
@@ -426,7 +468,7 @@ export class SessionIndex {
       const from = runs.data[at]!
       const to = runs.data[at + 1]!
       const known = this.anchorTable.find(units, from, to)
-      if (known !== undefined) this.anchorDoc(known, doc)
+      if (known >= 0) this.anchorDoc(known, doc)
       else this.addAnchor(sample.slice(from, to).toLowerCase(), doc)
     }
     const candidates = scan.anchors
@@ -441,7 +483,7 @@ export class SessionIndex {
         continue
       }
       const known = this.anchorTable.findHashed(units, from, to, data[at + 2]!)
-      if (known !== undefined) this.anchorDoc(known, doc)
+      if (known >= 0) this.anchorDoc(known, doc)
       // an ASCII span's lowercase is its folded units: a new anchor is made from the table's copy
       else if ((flags & ANCHOR_NON_ASCII) === 0) this.newAsciiAnchor(units, from, to, doc)
       // the table folds ASCII capitals only: a span whose lowercase changes more is looked up by its lowercase
@@ -504,16 +546,7 @@ export class SessionIndex {
         list.counts.push(data[at + 2]!)
       }
     } else {
-      // a counting sort by key (stable: each list's docs stay ascending)
-      const ends = new Int32Array(lists.length)
-      for (let at = 0; at < pending.length; at += 3) ends[data[at]!] = ends[data[at]!]! + 1
-      for (let id = 1; id < lists.length; id += 1) ends[id] = ends[id]! + ends[id - 1]!
-      const order = new Int32Array(pending.length / 3)
-      for (let at = pending.length - 3; at >= 0; at -= 3) {
-        const end = ends[data[at]!]! - 1
-        ends[data[at]!] = end
-        order[end] = at
-      }
+      const order = sortedBy(data, pending.length, 3, lists.length)
       for (let index = 0; index < order.length;) {
         const id = data[order[index]!]!
         const list = lists[id]!
@@ -541,7 +574,7 @@ export class SessionIndex {
       if (id === undefined) {
         id = this.anchors.length
         this.anchorIds.set(anchor, id)
-        this.newAnchor(anchor, doc, -1)
+        this.newAnchor(anchor, doc, false)
         this.gramsOf(anchor, id)
       } else this.anchorDoc(id, doc)
       return
@@ -556,28 +589,37 @@ export class SessionIndex {
       if (code >= 128) ascii = false
     }
     const id = this.anchorTable.find(units, 0, anchor.length)
-    if (id !== undefined) {
+    if (id >= 0) {
       this.anchorDoc(id, doc)
       return
     }
-    const start = this.anchorTable.add(units, 0, anchor.length, this.anchors.length)
-    this.newAnchor(anchor, doc, ascii ? start : -1)
+    this.anchorTable.add(units, 0, anchor.length)
+    this.newAnchor(anchor, doc, ascii)
   }
 
   /** A new anchor of an ASCII span (not in the anchor table): its string and trigrams from the table's lowercased copy. */
   private newAsciiAnchor(units: Uint16Array, from: number, to: number, doc: number): void {
-    const start = this.anchorTable.add(units, from, to, this.anchors.length)
+    const start = this.anchorTable.start(this.anchorTable.add(units, from, to))
     // a flat string of its own (a slice of the text would keep the text and be another string representation)
-    this.newAnchor(String.fromCharCode.apply(null, this.anchorTable.units.subarray(start, start + to - from) as unknown as number[]), doc, start)
+    this.newAnchor(String.fromCharCode.apply(null, this.anchorTable.units.subarray(start, start + to - from) as unknown as number[]), doc, true)
   }
 
-  /** `start`: where its lowercase units are in the anchor table (-1: not ASCII, or the reference build). */
-  private newAnchor(anchor: string, doc: number, start: number): void {
+  /**
+   * A new anchor, its id the next (in the one-pass build, the anchor table's entry just added).
+   * `ascii`: its trigrams are taken from the table's copy of it (settleGrams).
+   */
+  private newAnchor(anchor: string, doc: number, ascii: boolean): void {
+    const id = this.anchors.length
     this.anchors.push(anchor)
     this.held += ANCHOR_BYTES + stringBytes(anchor) + ENTRY_BYTES
-    // most anchors stand in one doc (a number, a file:line): no room kept for more
-    this.anchorDocs.push([doc])
-    if (!this.reference) this.anchorStarts.push(start)
+    if (this.reference) {
+      // most anchors stand in one doc (a number, a file:line): no room kept for more
+      this.anchorDocs.push([doc])
+      return
+    }
+    this.anchorAscii.push(ascii ? 1 : 0)
+    this.anchorLast.push(doc)
+    this.anchorLog.push2(id, doc)
   }
 
   /**
@@ -586,27 +628,51 @@ export class SessionIndex {
    * came, between the rest of a build, nearly every gram was a cache miss).
    */
   private settleGrams(): void {
-    const starts = this.anchorStarts
+    const table = this.anchorTable
     for (let id = this.gramsUpTo; id < this.anchors.length; id += 1) {
-      const start = starts.get(id)
-      if (start >= 0) this.addGrams(this.anchorTable.units, start, this.anchors[id]!.length, id)
+      if (this.anchorAscii.get(id) === 1) this.addGrams(table.units, table.start(id), table.start(id + 1) - table.start(id), id)
       else this.gramsOf(this.anchors[id]!, id)
     }
     this.gramsUpTo = this.anchors.length
   }
 
+  /**
+   * The docs of each anchor logged since the last call, into anchorDocs, grouped by anchor (each
+   * list touched once): as for the postings, appending as each doc came missed the cache.
+   */
+  private settleAnchorDocs(): void {
+    const log = this.anchorLog
+    if (log.length === 0) return
+    const data = log.data
+    const docs = this.anchorDocs
+    while (docs.length < this.anchors.length) docs.push([])
+    const order = sortedBy(data, log.length, 2, this.anchors.length)
+    for (let index = 0; index < order.length;) {
+      const id = data[order[index]!]!
+      const list = docs[id]!
+      do {
+        list.push(data[order[index]! + 1]!)
+        index += 1
+      } while (index < order.length && data[order[index]!] === id)
+    }
+    log.length = 0
+  }
+
   /** An ASCII anchor's trigrams (its 3-unit spans, in a table's copy) from the gram table: no gram string made for one seen before. */
   private addGrams(units: Uint16Array, start: number, length: number, id: number): void {
     for (let at = start; at + 3 <= start + length; at += 1) {
-      let list = this.gramTable.find(units, at, at + 3)
-      if (list === undefined) {
+      const entry = this.gramTable.find(units, at, at + 3)
+      let list: number[]
+      if (entry >= 0) list = this.gramLists[entry]!
+      else {
         const gram = String.fromCharCode(units[at]!, units[at + 1]!, units[at + 2]!)
-        list = this.anchorGrams.get(gram)
-        if (list === undefined) {
-          this.anchorGrams.set(gram, list = [])
+        list = this.anchorGrams.get(gram) ?? []
+        if (list.length === 0) {
+          this.anchorGrams.set(gram, list)
           this.held += KEY_BYTES
         }
-        this.gramTable.add(units, at, at + 3, list)
+        this.gramTable.add(units, at, at + 3)
+        this.gramLists.push(list)
       }
       // a gram repeated in the anchor is listed once (the id is already last); no list[-1] read (it makes the load megamorphic)
       if (list.length === 0 || list[list.length - 1] !== id) {
@@ -622,10 +688,12 @@ export class SessionIndex {
   }
 
   private anchorDoc(id: number, doc: number): void {
-    const docs = this.anchorDocs[id]!
-    if (docs.at(-1) !== doc) {
-      docs.push(doc)
-      this.held += ENTRY_BYTES
+    if (this.reference ? this.anchorDocs[id]!.at(-1) === doc : this.anchorLast.get(id) === doc) return
+    this.held += ENTRY_BYTES
+    if (this.reference) this.anchorDocs[id]!.push(doc)
+    else {
+      this.anchorLast.set(id, doc)
+      this.anchorLog.push2(id, doc)
     }
   }
 
@@ -821,7 +889,10 @@ export class SessionIndex {
    * a long list probed by binary search rather than walked.
    */
   markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
-    if (!this.reference) this.settleGrams()
+    if (!this.reference) {
+      this.settleGrams()
+      this.settleAnchorDocs()
+    }
     const lists: number[][] = []
     for (const gram of new Set(trigramsOf(term))) {
       const list = this.anchorGrams.get(gram)
@@ -878,6 +949,23 @@ function trigramsOf(text: string): string[] {
   const grams: string[] = []
   for (let index = 0; index + 3 <= chars.length; index += 1) grams.push(chars[index]! + chars[index + 1]! + chars[index + 2]!)
   return grams
+}
+
+/**
+ * The records of data[0, length) (`width` values each, the first a key below `keys`) ordered by
+ * key, as offsets into `data`: a counting sort, stable (records of one key keep their order).
+ */
+function sortedBy(data: Int32Array, length: number, width: number, keys: number): Int32Array {
+  const ends = new Int32Array(keys)
+  for (let at = 0; at < length; at += width) ends[data[at]!] = ends[data[at]!]! + 1
+  for (let key = 1; key < keys; key += 1) ends[key] = ends[key]! + ends[key - 1]!
+  const order = new Int32Array(length / width)
+  for (let at = length - width; at >= 0; at -= width) {
+    const end = ends[data[at]!]! - 1
+    ends[data[at]!] = end
+    order[end] = at
+  }
+  return order
 }
 
 /** Intersection of two ascending lists (of `b`, its first `bLength` entries). */

@@ -68,19 +68,19 @@ function folded(code: number): number {
 }
 
 /**
- * Values by a span of code units, found without making a string: one hash over its units (ASCII
+ * Entries by a span of code units, found without making a string: one hash over its units (ASCII
  * letters lowercased when `fold`), then the stored key compared unit by unit. Spans are read from
  * typed arrays (the pass's copy of a sample, the keys' pool), not from strings: a string's
  * property loads see every representation a string has (sliced, cons, one- or two-byte) and go
- * megamorphic.
+ * megamorphic. An entry is a number from 0 up, in the order added: its owner keeps what it stands
+ * for in arrays of its own.
  */
-export class SpanTable<V> {
+export class SpanTable {
   /** Per slot: the key's hash, and its entry + 1 (0: empty). */
   private slots = new Int32Array(2048)
-  /** Per entry: where its key starts in `units`, its length, its value. */
+  /** Per entry: where its key starts in `units`, and its length. */
   private starts = new Int32Array(1024)
   private lengths = new Int32Array(1024)
-  private values: V[] = []
   /** The keys' code units (folded when `fold`), one after another. */
   units = new Uint16Array(8192)
   private used = 0
@@ -88,15 +88,13 @@ export class SpanTable<V> {
   /** The hash of the span last looked for (`add` takes it). */
   private lastHash = 0
   private readonly fold: boolean
-  private readonly limit: number
 
-  /** `limit`: past this many keys the table starts over (it is a cache). */
-  constructor(fold: boolean, limit: number) {
+  constructor(fold: boolean) {
     this.fold = fold
-    this.limit = limit
   }
 
-  find(units: Uint16Array, from: number, to: number): V | undefined {
+  /** The entry of units[from, to), or -1. */
+  find(units: Uint16Array, from: number, to: number): number {
     let hash = FNV_OFFSET
     if (this.fold) for (let at = from; at < to; at += 1) hash = Math.imul(hash ^ folded(units[at]!), FNV_PRIME)
     else for (let at = from; at < to; at += 1) hash = Math.imul(hash ^ units[at]!, FNV_PRIME)
@@ -104,7 +102,7 @@ export class SpanTable<V> {
   }
 
   /** `find` with the span's FNV-1a hash (over its units, folded when `fold`) already taken. */
-  findHashed(units: Uint16Array, from: number, to: number, fnv: number): V | undefined {
+  findHashed(units: Uint16Array, from: number, to: number, fnv: number): number {
     // FNV-1a's low bits are weak: mixed before they pick the slot
     let hash = fnv ^ (fnv >>> 16)
     hash = Math.imul(hash, 0x85ebca6b)
@@ -115,19 +113,14 @@ export class SpanTable<V> {
     for (let slot = hash & mask; slots[slot * 2 + 1] !== 0; slot = (slot + 1) & mask) {
       if (slots[slot * 2] !== hash) continue
       const entry = slots[slot * 2 + 1]! - 1
-      if (this.lengths[entry] === to - from && this.same(this.starts[entry]!, units, from, to)) return this.values[entry]
+      if (this.lengths[entry] === to - from && this.same(this.starts[entry]!, units, from, to)) return entry
     }
-    return undefined
+    return -1
   }
 
-  /** Add units[from, to), the span just looked for and not found; where its key starts in `units`. */
-  add(units: Uint16Array, from: number, to: number, value: V): number {
-    if (this.size >= this.limit) {
-      this.slots.fill(0)
-      this.values.length = 0
-      this.used = 0
-      this.size = 0
-    } else if ((this.size + 1) * 4 > this.slots.length) this.grow()
+  /** Add units[from, to), the span just looked for and not found: its entry. */
+  add(units: Uint16Array, from: number, to: number): number {
+    if ((this.size + 1) * 4 > this.slots.length) this.grow()
     const length = to - from
     if (this.used + length > this.units.length) this.units = enlarged(this.units, this.used + length)
     if (this.size === this.starts.length) {
@@ -138,13 +131,25 @@ export class SpanTable<V> {
     const keys = this.units
     if (this.fold) for (let at = from; at < to; at += 1) keys[start + at - from] = folded(units[at]!)
     else keys.set(units.subarray(from, to), start)
-    this.starts[this.size] = start
-    this.lengths[this.size] = length
-    this.values.push(value)
+    const entry = this.size
+    this.starts[entry] = start
+    this.lengths[entry] = length
     this.used += length
     this.size += 1
-    this.put(this.lastHash, this.size)
-    return start
+    this.put(this.lastHash, entry + 1)
+    return entry
+  }
+
+  /** Where an entry's key starts in `units` (an entry past the last: where the next one will). */
+  start(entry: number): number {
+    return entry === this.size ? this.used : this.starts[entry]!
+  }
+
+  /** Drop every entry. */
+  clear(): void {
+    this.slots.fill(0)
+    this.used = 0
+    this.size = 0
   }
 
   private same(start: number, units: Uint16Array, from: number, to: number): boolean {
@@ -174,7 +179,7 @@ export class SpanTable<V> {
 }
 
 /** A copy of a typed array with room for at least `size` (doubled). */
-function enlarged<T extends Int32Array | Uint16Array>(array: T, size: number): T {
+function enlarged<T extends Int32Array | Uint16Array | Uint8Array>(array: T, size: number): T {
   let length = array.length * 2
   while (length < size) length *= 2
   const copy = new (array.constructor as new (length: number) => T)(length)
@@ -182,27 +187,73 @@ function enlarged<T extends Int32Array | Uint16Array>(array: T, size: number): T
   return copy
 }
 
-/** Distinct pieces held; past it the table starts over, as terms.ts PieceCache does. */
+/** Distinct pieces held; past it the table starts over (between messages), as terms.ts PieceCache does. */
 const PIECES_HELD = 100_000
 /** Longest piece held (terms.ts pieceOf keeps the same). */
 const PIECE_HELD_CHARS = 64
 
-/** Pieces by their text: a piece seen before is one hash and a compare; a new one is sliced and worked out once. */
+/** What a piece entry is (PieceTable.kinds): it has camelCase parts; its head is not its key's (terms.ts); it may be part of a time word. */
+export const PIECE_PARTS = 1
+export const PIECE_ODD = 2
+export const PIECE_TIME_CUE = 4
+
+/**
+ * Pieces by their text: a piece seen before is one hash and a compare; a new one is sliced and
+ * worked out once. Per entry it keeps the piece, its key id in the owning index once given, and
+ * its kind: a message's usual piece is counted from these two typed arrays alone.
+ */
 export class PieceTable {
-  private readonly table = new SpanTable<Piece>(false, PIECES_HELD)
+  private readonly table = new SpanTable(false)
+  private pieces: Piece[] = []
+  /** Per entry: the piece's key id in the owning index (-1: not yet given). */
+  keyIds = new Int32Array(1024)
+  kinds = new Uint8Array(1024)
+  /** The message's pieces too long to hold, by their (negative) entries: loose[-1 - entry]. */
+  private readonly loose: Piece[] = []
 
   /** Pieces held. */
   get size(): number {
     return this.table.size
   }
 
-  /** The piece text[from, to) (`units` the text's code units), `fnv` its FNV-1a hash. */
-  get(text: string, units: Uint16Array, from: number, to: number, fnv: number): Piece {
+  /** Before a message: the loose pieces go, and the table starts over when full (never within a message: its entries stay valid). */
+  startMessage(): void {
+    this.loose.length = 0
+    if (this.table.size >= PIECES_HELD) {
+      this.table.clear()
+      this.pieces = []
+    }
+  }
+
+  /** The entry of the piece text[from, to) (`units` the text's code units, `fnv` its FNV-1a hash). */
+  get(text: string, units: Uint16Array, from: number, to: number, fnv: number): number {
     const known = this.table.findHashed(units, from, to, fnv)
-    if (known !== undefined) return known
+    if (known >= 0) return known
     const piece = workOut(text.slice(from, to))
-    if (to - from <= PIECE_HELD_CHARS) this.table.add(units, from, to, piece)
-    return piece
+    if (to - from > PIECE_HELD_CHARS) {
+      this.loose.push(piece)
+      return -this.loose.length
+    }
+    const entry = this.table.add(units, from, to)
+    if (entry === this.keyIds.length) {
+      this.keyIds = enlarged(this.keyIds, entry + 1)
+      this.kinds = enlarged(this.kinds, entry + 1)
+    }
+    this.pieces[entry] = piece
+    this.keyIds[entry] = -1
+    this.kinds[entry] = (piece.parts !== undefined ? PIECE_PARTS : 0) | (piece.odd ? PIECE_ODD : 0) | (piece.timeCue ? PIECE_TIME_CUE : 0)
+    return entry
+  }
+
+  piece(entry: number): Piece {
+    return entry >= 0 ? this.pieces[entry]! : this.loose[-1 - entry]!
+  }
+
+  /** The kind of an entry (PIECE_PARTS, PIECE_ODD, PIECE_TIME_CUE). */
+  kind(entry: number): number {
+    if (entry >= 0) return this.kinds[entry]!
+    const piece = this.loose[-1 - entry]!
+    return (piece.parts !== undefined ? PIECE_PARTS : 0) | (piece.odd ? PIECE_ODD : 0) | (piece.timeCue ? PIECE_TIME_CUE : 0)
   }
 }
 
@@ -218,6 +269,12 @@ export class IntScratch {
     data[this.length + 1] = b
     data[this.length + 2] = c
     this.length += 3
+  }
+
+  push1(a: number): void {
+    if (this.length + 1 > this.data.length) this.grow()
+    this.data[this.length] = a
+    this.length += 1
   }
 
   push2(a: number, b: number): void {
@@ -247,7 +304,8 @@ export const ANCHOR_CJK = 2
  * (analyzer.ts ANCHOR_SHAPE, three or more code units) as (from, to, folded hash, flags).
  */
 export class TextScan {
-  readonly pieces: Piece[] = []
+  /** Per piece: its entry in the piece table (PieceTable.get). */
+  readonly pieces = new IntScratch()
   /** Per piece: at, length. */
   readonly spans = new IntScratch()
   readonly cjkRuns = new IntScratch()
@@ -262,14 +320,9 @@ export class TextScan {
   digit = false
   /** Some piece may be part of a time word (days.ts timeCuePiece). */
   timeCue = false
-  private count = 0
-
-  get pieceCount(): number {
-    return this.count
-  }
-
   run(sample: string, table: PieceTable): void {
-    this.count = 0
+    table.startMessage()
+    this.pieces.length = 0
     this.spans.length = 0
     this.cjkRuns.length = 0
     this.anchors.length = 0
@@ -320,7 +373,10 @@ export class TextScan {
         pieceHash = Math.imul(pieceHash ^ code, FNV_PRIME)
         if (width === 2) pieceHash = Math.imul(pieceHash ^ units[at + 1]!, FNV_PRIME)
       } else if (pieceStart >= 0) {
-        this.addPiece(table.get(sample, units, pieceStart, at, pieceHash), pieceStart, at - pieceStart)
+        const entry = table.get(sample, units, pieceStart, at, pieceHash)
+        this.pieces.push1(entry)
+        this.spans.push2(pieceStart, at - pieceStart)
+        if ((table.kind(entry) & PIECE_TIME_CUE) !== 0) this.timeCue = true
         pieceStart = -1
       }
       if ((bits & CJK_COUNTED) !== 0) {
@@ -373,13 +429,6 @@ export class TextScan {
     this.digit = (bitsSeen & DIGIT) !== 0
   }
 
-  private addPiece(piece: Piece, at: number, length: number): void {
-    if (this.count === this.pieces.length) this.pieces.push(piece)
-    else this.pieces[this.count] = piece
-    this.count += 1
-    this.spans.push2(at, length)
-    if (piece.timeCue) this.timeCue = true
-  }
 }
 
 const ASCII_CLASSES = Uint8Array.from({ length: 128 }, (_, code) => classify(code))
