@@ -24,7 +24,7 @@ import { Column, float64, int32, uint8 } from './columns.ts'
 import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
 import { ANCHOR_CJK, ANCHOR_NON_ASCII, CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, SpanTable, TextScan } from './text-scan.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
-import { valueMatches, type ValueMatch } from '../search/values.ts'
+import { valueMatches, valueMatchesAt, type ValueMatch } from '../search/values.ts'
 
 const NO_TOKENS = new Int32Array(0)
 
@@ -295,8 +295,8 @@ export class SessionIndex {
     }
     this.tokens.push(this.keptTriples())
     this.held += (triples.length / 3) * TOKEN_BYTES
-    // a value needs a digit (values.ts VALUE): most texts without one are not run through it
-    this.keepValues(scan.digit || sample.length !== text.length ? valueMatches(text) : [])
+    // VALUE tried only where a run of digits starts (the sample's are the text's unless it was cut)
+    this.keepValues(sample.length === text.length ? valueMatchesAt(text, scan.numbers.data, scan.numbers.length) : valueMatches(text))
     const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
     if (folded !== sample) this.listFolded(doc, folded)
     if (!this.anchorText(doc, text, sample, folded !== sample)) flags |= ANCHORS_PARTIAL

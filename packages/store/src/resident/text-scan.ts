@@ -316,8 +316,8 @@ export class TextScan {
   nonAscii = false
   /** Some character is CJK_COUNTED (terms.ts HAS_CJK). */
   cjk = false
-  /** Some character is a DIGIT. */
-  digit = false
+  /** Where each run of DIGITs starts (search/values.ts valueMatchesAt). */
+  readonly numbers = new IntScratch()
   /** Some piece may be part of a time word (days.ts timeCuePiece). */
   timeCue = false
   run(sample: string, table: PieceTable): void {
@@ -326,9 +326,11 @@ export class TextScan {
     this.spans.length = 0
     this.cjkRuns.length = 0
     this.anchors.length = 0
+    this.numbers.length = 0
     this.timeCue = false
     let nonAscii = false
     let bitsSeen = 0
+    let afterDigit = false
     let pieceStart = -1
     let pieceHash = 0
     let cjkStart = -1
@@ -365,6 +367,9 @@ export class TextScan {
         }
       }
       bitsSeen |= bits
+      const digit = (bits & DIGIT) !== 0
+      if (digit && !afterDigit) this.numbers.push1(at)
+      afterDigit = digit
       if ((bits & PIECE) !== 0) {
         if (pieceStart < 0) {
           pieceStart = at
@@ -426,7 +431,6 @@ export class TextScan {
     }
     this.nonAscii = nonAscii
     this.cjk = (bitsSeen & CJK_COUNTED) !== 0
-    this.digit = (bitsSeen & DIGIT) !== 0
   }
 
 }

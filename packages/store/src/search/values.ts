@@ -66,6 +66,31 @@ export function valueMatches(text: string): ValueMatch[] {
   return found
 }
 
+/** VALUE tried at one position only. */
+const VALUE_AT = new RegExp(VALUE.source, 'iuy')
+
+/**
+ * `valueMatches(text)`, the pattern tried only where a value can start: `starts` (ascending, the
+ * first `count`) must hold every digit of the text (ASCII or ZH_DIGITS) that does not follow
+ * another (a value starts a run of them: VALUE looks behind for letters and digits). The pattern
+ * then runs a few times per text, not at each of its characters.
+ */
+export function valueMatchesAt(text: string, starts: ArrayLike<number>, count: number): ValueMatch[] {
+  const found: ValueMatch[] = []
+  let end = 0
+  for (let index = 0; index < count; index += 1) {
+    const at = starts[index]!
+    // the whole-text scan resumes after a match: a start inside one is not tried
+    if (at < end) continue
+    VALUE_AT.lastIndex = at
+    const match = VALUE_AT.exec(text)
+    if (match === null) continue
+    found.push({ at, value: normalizeValue(match[1]!, match[2]) })
+    end = VALUE_AT.lastIndex
+  }
+  return found
+}
+
 /**
  * The values of the text near the scan's matches: those `valueMatches` finds that start within
  * KEY_DISTANCE (and a token's reach) of a match. Without the list the pattern runs on those
