@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { ShadowStore, type ShadowMessageInput } from '../src/index.ts'
 
 /**
@@ -14,6 +16,20 @@ export const SQLITE_BEFORE_V7 = `
 export function tempDir(prefix = 'shadow-store-'): { path: string; cleanup(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix))
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+let collect: (() => void) | undefined
+
+/** The heap (with array buffers) after a full collection. */
+export function heap(): number {
+  if (collect === undefined) {
+    v8.setFlagsFromString('--expose-gc')
+    collect = vm.runInNewContext('gc') as () => void
+  }
+  collect()
+  collect()
+  const used = process.memoryUsage()
+  return used.heapUsed + used.arrayBuffers
 }
 
 let clock = Date.UTC(2026, 10, 1, 9, 0, 0)

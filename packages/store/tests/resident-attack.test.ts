@@ -7,8 +7,6 @@
  * store is involved.
  */
 import { DatabaseSync, StatementSync } from 'node:sqlite'
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
 import { INLINE_BYTES, INLINE_MESSAGES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
@@ -17,7 +15,7 @@ import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
 import { search } from '../src/search/search.ts'
 import { COUNT_LIMIT, ScopeView } from '../src/resident/view.ts'
 import { MAX_POSITIONS, scanTerms } from '../src/search/passage.ts'
-import { listReads, message } from './helpers.ts'
+import { heap, listReads, message } from './helpers.ts'
 import { sqliteTarget, TARGETS } from './targets.ts'
 
 const seqs = (result: SearchResult): number[] => result.hits.map(hit => hit.message.seq).toSorted((a, b) => a - b)
@@ -95,17 +93,6 @@ vi.mock('../src/search/passage.ts', async original => {
     return actual.scanTerms(...args)
   } }
 })
-
-v8.setFlagsFromString('--expose-gc')
-const collect = vm.runInNewContext('gc') as () => void
-
-/** The heap (with array buffers) after a full collection. */
-function heap(): number {
-  collect()
-  collect()
-  const used = process.memoryUsage()
-  return used.heapUsed + used.arrayBuffers
-}
 
 describe.each(TARGETS)('resident search attacked on $name', target => {
   beforeAll(() => target.setup())

@@ -13,6 +13,7 @@ import { SessionIndex } from '../src/resident/session-index.ts'
 import { RANK_TEXT_CHARS } from '../src/search/passage.ts'
 import type { ShadowMessage, ShadowRole } from '../src/types.ts'
 import { generatedText, GLUE, pointsOf, random, word } from './generated-text.ts'
+import { heap } from './helpers.ts'
 
 const CJK = ['数据库迁移', '连接池耗尽', '昨天', '三十秒', '五分钟', '테스트', 'テストー', '々々', '库迁移迁', '哈哈哈哈', '𠀀𠀁𠀀𠀁', '月3日', '一二三']
 /** Letters whose lowercase is longer, final sigma, NFKC-changing forms, marks, controls, lone surrogates. */
@@ -121,6 +122,17 @@ describe('resident index build', () => {
       const reference = structures(built(rows, 'reference', readEvery))
       for (const name of Object.keys(reference)) expect(fast[name], `${name} (read every ${readEvery})`).toEqual(reference[name])
     }
+  })
+
+  it('keeps no buffer of the pass in an index: a session of a few messages holds tens of KB', () => {
+    const rows = corpus(23, 5)
+    built(rows, 'fast')
+    const before = heap()
+    const indexes = Array.from({ length: 200 }, () => built(rows, 'fast'))
+    const each = (heap() - before) / indexes.length
+    // each held ~420 KB of buffers and tables at their first sizes, token chunk included
+    expect(each).toBeLessThan(100_000)
+    expect(indexes.every(index => index.size === rows.length)).toBe(true)
   })
 
   it('answers what a search asks the same way', () => {

@@ -38,11 +38,19 @@ export type StoredEvent = Uint8Array | string
  */
 const FAST_ANCHOR_CHARS = Math.floor(MAX_ANCHOR_CHARS / 2) - 2
 
-/** Int32 values per chunk of kept token triples. */
+/** Int32 values per chunk of kept token triples, at most (the first ones are smaller: a short session holds few). */
 const TOKEN_CHUNK = 1 << 16
+const FIRST_TOKEN_CHUNK = 1 << 10
 
 /** Pending postings (entries × 3) past which `settle` sorts them by key first. */
 const SETTLE_SORTED = 3 * 1024
+
+/**
+ * The one-pass build's buffers for the message being added, shared by every index: append runs
+ * through synchronously, one message at a time, so no index keeps buffers of its own between two
+ * (each held ~150 KB, a session of a few messages a hundred times its rows).
+ */
+const shared = { scan: new TextScan(), triples: new IntScratch(), keyUnits: new Uint16Array(256) }
 
 /** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
 const LONG_TERMS = 512
@@ -129,7 +137,7 @@ export class SessionIndex {
   private readonly reference: boolean
   private readonly pieceCache: PieceCache = new Map()
   private readonly pieceTable = new PieceTable()
-  private readonly textScan = new TextScan()
+  private readonly textScan = shared.scan
   /**
    * Anchor ids by anchor (the one-pass build's anchorIds): a span of a text finds its anchor
    * with ASCII capitals folded, no substring made. A key is a lowercase string: no lowercasing
@@ -140,11 +148,9 @@ export class SessionIndex {
   private readonly anchorAscii = new Column(uint8)
   private readonly anchorLast = new Column(int32)
   /** (anchor id, doc) pairs not yet in anchorDocs (settleAnchorDocs). */
-  private readonly anchorLog = new IntScratch()
+  private readonly anchorLog = new IntScratch(64)
   /** Anchors whose trigrams are in anchorGrams (settleGrams). */
   private gramsUpTo = 0
-  /** The anchor being looked up by its string, as code units. */
-  private keyUnits = new Uint16Array(256)
   /** anchorGrams' lists by gram (the gram table's entry), found from a span of the anchor. */
   private readonly gramTable = new SpanTable(false)
   private readonly gramLists: number[][] = []
@@ -167,7 +173,7 @@ export class SessionIndex {
   /** Key id → term index for the terms of the scan being made (-1 elsewhere): see `scans`. */
   private readonly slots = new Column(int32)
   /** The message being added's token triples. */
-  private readonly triples = new IntScratch()
+  private readonly triples = shared.triples
   /** Where kept triples go (keptTriples). */
   private chunk = new Int32Array(0)
   private chunkUsed = 0
@@ -177,7 +183,7 @@ export class SessionIndex {
   private readonly scratch = new Column(int32)
   private readonly touched: number[] = []
   /** Postings not yet in their lists, as (key id, doc, count) in doc order: `settle` moves them. */
-  private readonly pending = new IntScratch()
+  private readonly pending = new IntScratch(64)
 
   /** `build`: 'reference' for the straightforward build (tests compare the two). */
   constructor(sessionId: string, tag: string, revision: number, build: 'fast' | 'reference' = 'fast') {
@@ -358,7 +364,7 @@ export class SessionIndex {
     if (length === 0) return NO_TOKENS
     if (length > TOKEN_CHUNK / 4) return this.triples.copy()
     if (this.chunkUsed + length > this.chunk.length) {
-      this.chunk = new Int32Array(TOKEN_CHUNK)
+      this.chunk = new Int32Array(Math.min(TOKEN_CHUNK, Math.max(FIRST_TOKEN_CHUNK, this.chunk.length * 2, length)))
       this.chunkUsed = 0
     }
     this.chunk.set(this.triples.data.subarray(0, length), this.chunkUsed)
@@ -529,6 +535,14 @@ export class SessionIndex {
     return id
   }
 
+  /** Everything the one-pass build keeps waiting, filed. */
+  private settleAll(): void {
+    if (this.reference) return
+    this.settle()
+    this.settleAnchorDocs()
+    this.settleGrams()
+  }
+
   /**
    * Move the pending postings into their lists, grouped by key: a list is touched once per
    * settle, not once per doc it gains (appended as each doc came, between the rest of a build,
@@ -558,7 +572,7 @@ export class SessionIndex {
         } while (index < order.length && data[order[index]!] === id)
       }
     }
-    pending.length = 0
+    pending.clear()
   }
 
   private count(id: number): void {
@@ -580,8 +594,8 @@ export class SessionIndex {
       return
     }
     // a key's units copied once (the tables read typed arrays only)
-    if (this.keyUnits.length < anchor.length) this.keyUnits = new Uint16Array(anchor.length * 2)
-    const units = this.keyUnits
+    if (shared.keyUnits.length < anchor.length) shared.keyUnits = new Uint16Array(anchor.length * 2)
+    const units = shared.keyUnits
     let ascii = true
     for (let at = 0; at < anchor.length; at += 1) {
       const code = anchor.charCodeAt(at)
@@ -645,17 +659,19 @@ export class SessionIndex {
     if (log.length === 0) return
     const data = log.data
     const docs = this.anchorDocs
-    while (docs.length < this.anchors.length) docs.push([])
     const order = sortedBy(data, log.length, 2, this.anchors.length)
     for (let index = 0; index < order.length;) {
       const id = data[order[index]!]!
-      const list = docs[id]!
-      do {
-        list.push(data[order[index]! + 1]!)
+      // a new anchor (ids ascend here, each new one with its first doc logged) starts with that doc
+      // alone: most anchors stand in one doc (an empty list takes room for 17 at its first push)
+      if (id === docs.length) {
+        docs.push([data[order[index]! + 1]!])
         index += 1
-      } while (index < order.length && data[order[index]!] === id)
+      }
+      const list = docs[id]!
+      for (; index < order.length && data[order[index]!] === id; index += 1) list.push(data[order[index]! + 1]!)
     }
-    log.length = 0
+    log.clear()
   }
 
   /** An ASCII anchor's trigrams (its 3-unit spans, in a table's copy) from the gram table: no gram string made for one seen before. */
@@ -889,10 +905,7 @@ export class SessionIndex {
    * a long list probed by binary search rather than walked.
    */
   markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
-    if (!this.reference) {
-      this.settleGrams()
-      this.settleAnchorDocs()
-    }
+    this.settleAll()
     const lists: number[][] = []
     for (const gram of new Set(trigramsOf(term))) {
       const list = this.anchorGrams.get(gram)

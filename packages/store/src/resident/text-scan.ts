@@ -76,13 +76,14 @@ function folded(code: number): number {
  * for in arrays of its own.
  */
 export class SpanTable {
+  // small to start: an index of a few messages holds a few keys (the arrays double as they fill)
   /** Per slot: the key's hash, and its entry + 1 (0: empty). */
-  private slots = new Int32Array(2048)
+  private slots = new Int32Array(64)
   /** Per entry: where its key starts in `units`, and its length. */
-  private starts = new Int32Array(1024)
-  private lengths = new Int32Array(1024)
+  private starts = new Int32Array(16)
+  private lengths = new Int32Array(16)
   /** The keys' code units (folded when `fold`), one after another. */
-  units = new Uint16Array(8192)
+  units = new Uint16Array(128)
   private used = 0
   size = 0
   /** The hash of the span last looked for (`add` takes it). */
@@ -206,8 +207,8 @@ export class PieceTable {
   private readonly table = new SpanTable(false)
   private pieces: Piece[] = []
   /** Per entry: the piece's key id in the owning index (-1: not yet given). */
-  keyIds = new Int32Array(1024)
-  kinds = new Uint8Array(1024)
+  keyIds = new Int32Array(16)
+  kinds = new Uint8Array(16)
   /** The message's pieces too long to hold, by their (negative) entries: loose[-1 - entry]. */
   private readonly loose: Piece[] = []
 
@@ -259,8 +260,20 @@ export class PieceTable {
 
 /** A growable list of int32 (the pass's spans, the index's token triples): no array of boxed numbers per message. */
 export class IntScratch {
-  data = new Int32Array(1024)
+  data: Int32Array
   length = 0
+  private readonly capacity: number
+
+  constructor(capacity = 1024) {
+    this.capacity = capacity
+    this.data = new Int32Array(capacity)
+  }
+
+  /** Empty, and back to its first capacity (a buffer an index keeps between messages stays small). */
+  clear(): void {
+    this.length = 0
+    if (this.data.length > this.capacity) this.data = new Int32Array(this.capacity)
+  }
 
   push3(a: number, b: number, c: number): void {
     if (this.length + 3 > this.data.length) this.grow()
