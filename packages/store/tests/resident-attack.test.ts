@@ -94,6 +94,11 @@ vi.mock('../src/search/passage.ts', async original => {
   } }
 })
 
+/** What the store's resident indexes are taken to hold (the registry's estimate). */
+function usage(store: ShadowStore): { sessions: number; bytes: number } {
+  return (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
+}
+
 describe.each(TARGETS)('resident search attacked on $name', target => {
   beforeAll(() => target.setup())
   afterAll(() => target.teardown())
@@ -214,7 +219,6 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
     await setup.registerSession({ sessionId: 'b2', parentSessionId: 'b1', forkSeq: 301 })
     await setup.append(Array.from({ length: 300 }, (_, index) => message('b2', index + 301, `fork note ${index} about the meadow lantern ${index % 5}`)))
     await setup.close()
-    const usage = (store: ShadowStore): { sessions: number; bytes: number } => (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
     const roomy = await ShadowStore.open(location)
     await roomy.search('lantern', { sessionId: 'b1' })
     const one = usage(roomy).bytes
@@ -245,26 +249,31 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
     }
   })
 
+  const short = (seq: number): string => `ran src/job${seq}.ts in ${seq % 1000}ms 数据库迁移`
   it.each([
     // a log of small numbers: every one a value statement (a ValueMatch object each, ~50 bytes: 5x the estimate)
-    ['numbers', (seq: number) => Array.from({ length: 2_000 }, (_, index) => String((index * seq) % 10)).join(' ')],
+    ['numbers', 1, 3_000, (seq: number) => Array.from({ length: 2_000 }, (_, index) => String((index * seq) % 10)).join(' ')],
     // paths: an anchor, its trigrams and a few keys each
-    ['paths', (seq: number) => Array.from({ length: 40 }, (_, index) => `src/m${seq}/part${index}/file${(seq * 31 + index) % 997}.ts`).join(' ')],
+    ['paths', 1, 3_000, (seq: number) => Array.from({ length: 40 }, (_, index) => `src/m${seq}/part${index}/file${(seq * 31 + index) % 997}.ts`).join(' ')],
     // short tool results, each with a call id, a path and a duration
-    ['short', (seq: number) => `ran src/job${seq}.ts in ${seq % 1000}ms 数据库迁移`],
-  ])('estimates the memory it holds within a factor of two of the heap it takes (%s)', async (_kind, text) => {
+    ['short', 1, 3_000, short],
+    // many sessions of a few: an index's own columns, maps and tables before its rows count
+    ['small sessions', 200, 5, short],
+  ])('estimates the memory it holds within a factor of two of the heap it takes (%s)', async (_kind, sessions, rows, text) => {
     const location = target.location()
     const writer = await ShadowStore.open(location)
-    for (let start = 0; start < 3_000; start += 500) await writer.append(Array.from({ length: 500 }, (_, index) => message('mem', start + index + 1, text(start + index + 1), (start + index) % 3 === 0 ? { role: 'tool', eventType: 'tool/result', sourceKind: 'tool', toolName: 'shell', callId: `c${start + index}` } : {})))
+    for (let session = 0; session < sessions; session += 1) {
+      for (let start = 0; start < rows; start += 500) await writer.append(Array.from({ length: Math.min(500, rows - start) }, (_, index) => message(`mem${session}`, start + index + 1, text(start + index + 1), (start + index) % 3 === 0 ? { role: 'tool', eventType: 'tool/result', sourceKind: 'tool', toolName: 'shell', callId: `c${start + index}` } : {})))
+    }
     await writer.close()
     const store = await ShadowStore.open(location)
     try {
       await store.search('warmup', { sessionId: 'other' }).catch(() => undefined)
       const before = heap()
-      await store.warm('mem')
+      for (let session = 0; session < sessions; session += 1) await store.warm(`mem${session}`)
       const real = heap() - before
-      const estimated = (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
-      expect(estimated.sessions).toBe(1)
+      const estimated = usage(store)
+      expect(estimated.sessions).toBe(sessions)
       expect(real / estimated.bytes).toBeGreaterThan(0.5)
       expect(real / estimated.bytes).toBeLessThan(2)
     } finally {
@@ -396,7 +405,6 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
     await setup.close()
     const roomy = await ShadowStore.open(location)
     await roomy.search('数据库', { sessionId: 'ck' })
-    const usage = (store: ShadowStore): { sessions: number; bytes: number } => (store as unknown as { resident: { usage(): { sessions: number; bytes: number } } }).resident.usage()
     const one = usage(roomy).bytes
     await roomy.close()
     const store = await ShadowStore.open(location, { resident: { maxBytes: Math.floor(one * 1.1) } })

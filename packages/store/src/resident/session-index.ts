@@ -76,6 +76,13 @@ const KEY_BYTES = 150
 const ANCHOR_BYTES = 150
 const GRAM_BYTES = 12
 const PIECE_BYTES = 120
+/** A Map entry of numbers, and a Map of a few (the one-pass build's CJK ids by code point), as V8 holds them. */
+const MAP_ENTRY_BYTES = 40
+const MAP_BYTES = 200
+/** A pointer in an array. */
+const SLOT_BYTES = 8
+/** An index before its first row: its columns, maps and arrays at their first sizes (the build's tables counted apart). */
+const INDEX_BYTES = 12_000
 
 /** Bytes V8 takes for a string's characters. */
 function stringBytes(text: string): number {
@@ -157,6 +164,7 @@ export class SessionIndex {
   /** Key ids of CJK characters by code point, and of pairs by their two (countCjk). */
   private readonly cjkChars = new Map<number, number>()
   private readonly cjkPairs = new Map<number, Map<number, number>>()
+  private cjkPairCount = 0
   /** Per pair id of the message being counted: where its next occurrence stops overlapping. */
   private readonly cjkFree = new Map<number, number>()
   /** Per doc: its event JSON as stored (the text spliced out: a few dozen bytes). */
@@ -174,9 +182,10 @@ export class SessionIndex {
   private readonly slots = new Column(int32)
   /** The message being added's token triples. */
   private readonly triples = shared.triples
-  /** Where kept triples go (keptTriples). */
+  /** Where kept triples go (keptTriples), and the values of chunks made that hold none (the estimate counts them). */
   private chunk = new Int32Array(0)
   private chunkUsed = 0
+  private chunkSlack = 0
   /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
   private readonly camelWholes = new Set<number>()
   private readonly long = new Map<string, Postings & { upTo: number }>()
@@ -199,9 +208,17 @@ export class SessionIndex {
 
   /** Bytes this index is taken to hold (the registry's budget). */
   get bytes(): number {
-    // a new anchor's trigrams are counted as they are filed: filed first
-    if (!this.reference) this.settleGrams()
-    return this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES
+    // what waits is filed first: a new anchor's trigrams are counted as they are filed, and the
+    // buffers of what waits go (the registry asks after every page a build reads: they stay small)
+    this.settleAll()
+    return INDEX_BYTES + this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.buildBytes()
+  }
+
+  /** What the one-pass build keeps besides the index: its tables, the lists waiting to be filed, token chunks' free room. */
+  private buildBytes(): number {
+    const tables = this.pieceTable.bytes + this.anchorTable.bytes + this.gramTable.bytes + this.gramLists.length * SLOT_BYTES
+    const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
+    return tables + cjk + this.anchorAscii.bytes + this.anchorLast.bytes + this.pending.bytes + this.anchorLog.bytes + this.chunkSlack * 4
   }
 
   get lastSeq(): number {
@@ -366,10 +383,13 @@ export class SessionIndex {
     if (this.chunkUsed + length > this.chunk.length) {
       this.chunk = new Int32Array(Math.min(TOKEN_CHUNK, Math.max(FIRST_TOKEN_CHUNK, this.chunk.length * 2, length)))
       this.chunkUsed = 0
+      // the old chunk's tail is lost; the new chunk's is counted until it fills
+      this.chunkSlack += this.chunk.length
     }
     this.chunk.set(this.triples.data.subarray(0, length), this.chunkUsed)
     const kept = this.chunk.subarray(this.chunkUsed, this.chunkUsed + length)
     this.chunkUsed += length
+    this.chunkSlack -= length
     return kept
   }
 
@@ -440,6 +460,7 @@ export class SessionIndex {
         if (pair === undefined) {
           pair = this.idOf(CJK_KEY + String.fromCodePoint(previous, point))
           pairs.set(point, pair)
+          this.cjkPairCount += 1
         }
         // a pair is counted as indexOf steps past each match: not where it overlaps the last one
         if (previousAt >= (free.get(pair) ?? 0)) {

@@ -146,6 +146,11 @@ export class SpanTable {
     return entry === this.size ? this.used : this.starts[entry]!
   }
 
+  /** Bytes its arrays take. */
+  get bytes(): number {
+    return this.slots.byteLength + this.starts.byteLength + this.lengths.byteLength + this.units.byteLength
+  }
+
   /** Drop every entry. */
   clear(): void {
     this.slots.fill(0)
@@ -217,6 +222,11 @@ export class PieceTable {
     return this.table.size
   }
 
+  /** Bytes its typed arrays take (the pieces aside). */
+  get bytes(): number {
+    return this.table.bytes + this.keyIds.byteLength + this.kinds.byteLength
+  }
+
   /** Before a message: the loose pieces go, and the table starts over when full (never within a message: its entries stay valid). */
   startMessage(): void {
     this.loose.length = 0
@@ -267,6 +277,11 @@ export class IntScratch {
   constructor(capacity = 1024) {
     this.capacity = capacity
     this.data = new Int32Array(capacity)
+  }
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.data.byteLength
   }
 
   /** Empty, and back to its first capacity (a buffer an index keeps between messages stays small). */
