@@ -21,7 +21,8 @@ import { bucket, exactLiterals, orderByValueHistory, scopeWeights, type RankedUn
 import { coverageTerms, stem } from '../search/ranking.ts'
 import type { QueryTermReport, SearchOptions, SearchResult } from '../search/types.ts'
 import { messageKey, type SearchUnit } from '../search/units.ts'
-import { ANCHORS_PARTIAL, ASKS, intersect, LOWER_SHIFT, ROLE_CODES, SHORT_REPLY, SINGLE_CALL, type SessionIndex } from './session-index.ts'
+import { intersect } from './lists.ts'
+import { ANCHORS_PARTIAL, ASKS, LOWER_SHIFT, ROLE_CODES, SHORT_REPLY, SINGLE_CALL, type SessionIndex } from './session-index.ts'
 import { leading } from './select.ts'
 import { COUNT_LIMIT, rowPredicate, ScopeView, type Holders } from './view.ts'
 

@@ -22,6 +22,7 @@
  */
 import type { SessionChanges, ShadowBackend } from '../backend.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
+import { ROW_BYTES } from './memory.ts'
 import { SessionIndex, type StoredEvent } from './session-index.ts'
 
 export interface ResidentOptions {
@@ -58,8 +59,6 @@ export const SLICE_CHARS = 64_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
-/** Bytes an index is taken to hold per row at the least (its row object, columns and arrays: session-index.ts ROW_BYTES). */
-const ROW_BYTES = 700
 
 /** Bytes an index is taken to hold (session-index.ts `bytes`: rows, text, tokens, lists, keys, anchors, values, pieces). */
 function bytesOf(index: SessionIndex): number {

@@ -7,22 +7,24 @@
  * A row that lost its text (retention) stays as a row without index entries: it is still a call
  * partner and a seq.
  *
- * A row is added in one pass over its text (resident/text-scan.ts); its postings and its new
- * anchors' trigrams are filed in batches, settled before a list is read (tests/resident-build.test.ts
- * holds the result equal to the straightforward build's).
+ * A row is added in one pass over its text (resident/text-scan.ts); its postings, like its anchors'
+ * docs and trigrams (resident/anchors.ts), are filed in batches, settled before a list is read
+ * (tests/resident-build.test.ts holds the result equal to the straightforward build's).
  *
  * It answers only what a search asks (resident/engine.ts); it never decides what is current:
  * the registry keeps it in step with the store (resident/registry.ts).
  */
-import { anchorView, MAX_ANCHOR_CHARS } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
 import { unpackEventJson } from '../event-json.ts'
 import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
+import { AnchorIndex } from './anchors.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
+import { firstAtOrAbove, intersect, listAdd, sortedBy } from './lists.ts'
+import { ENTRY_BYTES, INDEX_BYTES, KEY_BYTES, MAP_BYTES, MAP_ENTRY_BYTES, PIECE_BYTES, ROW_BYTES, stringBytes, TOKEN_BYTES } from './memory.ts'
 import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
-import { ANCHOR_CJK, ANCHOR_NON_ASCII, CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, SpanTable, TextScan } from './text-scan.ts'
+import { CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, TextScan } from './text-scan.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, valueMatchesAt, type ValueMatch } from '../search/values.ts'
 
@@ -30,13 +32,6 @@ const NO_TOKENS = new Int32Array(0)
 
 /** Event JSON in its stored form (event-json.ts `packEventJson`). */
 export type StoredEvent = Uint8Array | string
-
-/**
- * Texts up to this long take their anchors from the one-pass build: their anchors and CJK runs
- * (disjoint but for CJK runs inside a candidate) cannot reach MAX_ANCHOR_CHARS, so none is
- * dropped for the cap. Longer ones go through analyzer.ts anchorView.
- */
-const FAST_ANCHOR_CHARS = Math.floor(MAX_ANCHOR_CHARS / 2) - 2
 
 /** Int32 values per chunk of kept token triples, at most (the first ones are smaller: a short session holds few). */
 const TOKEN_CHUNK = 1 << 16
@@ -50,44 +45,14 @@ const SETTLE_SORTED = 3 * 1024
  * through synchronously, one message at a time, so no index keeps buffers of its own between two
  * (each held ~150 KB, a session of a few messages a hundred times its rows).
  */
-const shared = { scan: new TextScan(), triples: new IntScratch(), keyUnits: new Uint16Array(256) }
+const shared = { scan: new TextScan(), triples: new IntScratch() }
 
 /** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
 const LONG_TERMS = 512
 
 /** A question a short reply may answer (units.ts). */
 const QUESTION = /[?？]|吗|呢/u
-/** A string V8 cannot hold at one byte a character. */
-const TWO_BYTE = /[\u0100-\uffff]/
 const NON_ASCII = /[^\p{ASCII}]/u
-
-/**
- * What the memory estimate (`bytes`) takes each part of an index to cost, measured with
- * process.memoryUsage() on sessions of prose, paths, numbers, dates, CJK and tool calls (Node 22,
- * x64): a row (its object and field strings, its event's and tokens' typed arrays, its columns),
- * a token (an Int32Array triple), a list entry (a doc and a count in two arrays), a key (its map
- * entry, lists and slots), an anchor (its string's map entry and doc list) and a trigram entry, a
- * piece the cache holds. Text is counted at its size as V8 holds it (one or two bytes a character).
- */
-const ROW_BYTES = 700
-const TOKEN_BYTES = 12
-const ENTRY_BYTES = 16
-const KEY_BYTES = 150
-const ANCHOR_BYTES = 150
-const GRAM_BYTES = 12
-const PIECE_BYTES = 120
-/** A Map entry of numbers, and a Map of a few (the one-pass build's CJK ids by code point), as V8 holds them. */
-const MAP_ENTRY_BYTES = 40
-const MAP_BYTES = 200
-/** A pointer in an array. */
-const SLOT_BYTES = 8
-/** An index before its first row: its columns, maps and arrays at their first sizes (the build's tables counted apart). */
-const INDEX_BYTES = 12_000
-
-/** Bytes V8 takes for a string's characters. */
-function stringBytes(text: string): number {
-  return TWO_BYTE.test(text) ? text.length * 2 : text.length
-}
 
 /** Per-doc flags. */
 export const ASKS = 1
@@ -131,36 +96,17 @@ export class SessionIndex {
   private readonly termIds = new Map<string, number>()
   private readonly lists: Postings[] = []
   private readonly odd = new Map<number, readonly string[]>()
-  /** Distinct lowercased anchors, their docs, and a trigram index over them. */
-  private readonly anchors: string[] = []
-  private readonly anchorIds = new Map<string, number>()
-  private readonly anchorDocs: number[][] = []
-  private readonly anchorGrams = new Map<string, number[]>()
+  /** Its substring anchors. */
+  private readonly anchors: AnchorIndex
   private readonly calls = new Map<string, number[]>()
   private readonly days = new Map<number, number[]>()
-  /** Bytes held (an estimate, see ROW_BYTES), the pieces' aside: `bytes`. */
+  /** Bytes held (an estimate, resident/memory.ts), the pieces, anchors and build tables aside: `bytes`. */
   private held = 0
   /** The straightforward build (tests check the one-pass build against it). */
   private readonly reference: boolean
   private readonly pieceCache: PieceCache = new Map()
   private readonly pieceTable = new PieceTable()
   private readonly textScan = shared.scan
-  /**
-   * Anchor ids by anchor (the one-pass build's anchorIds): a span of a text finds its anchor
-   * with ASCII capitals folded, no substring made. A key is a lowercase string: no lowercasing
-   * yields a character lowercasing changes, so a span holding one never folds to a key.
-   */
-  private readonly anchorTable = new SpanTable(true)
-  /** Per anchor: 1 when its trigrams are taken from the anchor table's copy of it (ASCII), the last doc logged for it. */
-  private readonly anchorAscii = new Column(uint8)
-  private readonly anchorLast = new Column(int32)
-  /** (anchor id, doc) pairs not yet in anchorDocs (settleAnchorDocs). */
-  private readonly anchorLog = new IntScratch(64)
-  /** Anchors whose trigrams are in anchorGrams (settleGrams). */
-  private gramsUpTo = 0
-  /** anchorGrams' lists by gram (the gram table's entry), found from a span of the anchor. */
-  private readonly gramTable = new SpanTable(false)
-  private readonly gramLists: number[][] = []
   /** Key ids of CJK characters by code point, and of pairs by their two (countCjk). */
   private readonly cjkChars = new Map<number, number>()
   private readonly cjkPairs = new Map<number, Map<number, number>>()
@@ -200,6 +146,7 @@ export class SessionIndex {
     this.tag = tag
     this.revision = revision
     this.reference = build === 'reference'
+    this.anchors = new AnchorIndex(this.reference)
   }
 
   get size(): number {
@@ -208,17 +155,16 @@ export class SessionIndex {
 
   /** Bytes this index is taken to hold (the registry's budget). */
   get bytes(): number {
-    // what waits is filed first: a new anchor's trigrams are counted as they are filed, and the
-    // buffers of what waits go (the registry asks after every page a build reads: they stay small)
-    this.settleAll()
-    return INDEX_BYTES + this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.buildBytes()
+    // what waits is filed first (the anchors file theirs: a new anchor's trigrams are counted as they
+    // are filed), so its buffers go: the registry asks after every page a build reads
+    this.settle()
+    return INDEX_BYTES + this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.anchors.bytes + this.buildBytes()
   }
 
-  /** What the one-pass build keeps besides the index: its tables, the lists waiting to be filed, token chunks' free room. */
+  /** What the one-pass build keeps besides the index: its piece table, CJK id maps, postings waiting to be filed, token chunks' free room. */
   private buildBytes(): number {
-    const tables = this.pieceTable.bytes + this.anchorTable.bytes + this.gramTable.bytes + this.gramLists.length * SLOT_BYTES
     const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
-    return tables + cjk + this.anchorAscii.bytes + this.anchorLast.bytes + this.pending.bytes + this.anchorLog.bytes + this.chunkSlack * 4
+    return this.pieceTable.bytes + cjk + this.pending.bytes + this.chunkSlack * 4
   }
 
   get lastSeq(): number {
@@ -322,7 +268,7 @@ export class SessionIndex {
     this.keepValues(sample.length === text.length ? valueMatchesAt(text, scan.numbers.data, scan.numbers.length) : valueMatches(text))
     const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
     if (folded !== sample) this.listFolded(doc, folded)
-    if (!this.anchorText(doc, text, sample, folded !== sample)) flags |= ANCHORS_PARTIAL
+    if (!this.anchors.addScanned(doc, text, sample, this.textScan, folded !== sample)) flags |= ANCHORS_PARTIAL
     if (odd !== undefined) this.odd.set(doc, [...odd])
     // a short ASCII text none of whose pieces can be part of a time word has none (days.ts timeCuePiece)
     if (scan.timeCue || scan.nonAscii || text.length > DAY_SCAN_CHARS) this.addDays(doc, row)
@@ -342,11 +288,10 @@ export class SessionIndex {
       const folded = sample.normalize('NFKC')
       if (folded !== sample) this.listFolded(doc, folded)
     }
-    const anchored = anchorView(text)
-    for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
+    const complete = this.anchors.addView(doc, text)
     if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
     this.addDays(doc, row)
-    return (found.lowerShift ? LOWER_SHIFT : 0) | (anchored.complete ? 0 : ANCHORS_PARTIAL)
+    return (found.lowerShift ? LOWER_SHIFT : 0) | (complete ? 0 : ANCHORS_PARTIAL)
   }
 
   /** A doc's values, packed (`values`). */
@@ -475,50 +420,6 @@ export class SessionIndex {
     }
   }
 
-  /**
-   * The anchors of a text (analyzer.ts anchorView) from the pass's runs and candidates; whether
-   * they are complete. anchorView itself where the pass cannot stand for it: NFKC would change
-   * the text, or it is long enough for the anchors' size cap to drop one.
-   */
-  private anchorText(doc: number, text: string, sample: string, nfkcChanges: boolean): boolean {
-    const scan = this.textScan
-    if (text.length > FAST_ANCHOR_CHARS || nfkcChanges) {
-      const anchored = anchorView(text)
-      for (const anchor of anchored.anchors) this.addAnchor(anchor, doc)
-      return anchored.complete
-    }
-    // the sample is the text with the tool-call rendering blanked: anchors of a blanked one are partial
-    let complete = sample === text
-    const units = scan.units
-    const runs = scan.cjkRuns
-    for (let at = 0; at < runs.length; at += 2) {
-      const from = runs.data[at]!
-      const to = runs.data[at + 1]!
-      const known = this.anchorTable.find(units, from, to)
-      if (known >= 0) this.anchorDoc(known, doc)
-      else this.addAnchor(sample.slice(from, to).toLowerCase(), doc)
-    }
-    const candidates = scan.anchors
-    const data = candidates.data
-    for (let at = 0; at < candidates.length; at += 4) {
-      const from = data[at]!
-      const to = data[at + 1]!
-      const flags = data[at + 3]!
-      // a candidate holding a CJK letter is left out (analyzer.ts anchors)
-      if ((flags & ANCHOR_CJK) !== 0) {
-        complete = false
-        continue
-      }
-      const known = this.anchorTable.findHashed(units, from, to, data[at + 2]!)
-      if (known >= 0) this.anchorDoc(known, doc)
-      // an ASCII span's lowercase is its folded units: a new anchor is made from the table's copy
-      else if ((flags & ANCHOR_NON_ASCII) === 0) this.newAsciiAnchor(units, from, to, doc)
-      // the table folds ASCII capitals only: a span whose lowercase changes more is looked up by its lowercase
-      else this.addAnchor(sample.slice(from, to).toLowerCase(), doc)
-    }
-    return complete
-  }
-
   /** Call, result and reply links of a new doc (rows arrive in seq order: its partners before it are known). */
   private link(doc: number, row: ShadowMessage, flags: number): void {
     if ((flags & SINGLE_CALL) !== 0 && row.role === 'tool') {
@@ -554,14 +455,6 @@ export class SessionIndex {
       this.held += KEY_BYTES + stringBytes(key)
     }
     return id
-  }
-
-  /** Everything the one-pass build keeps waiting, filed. */
-  private settleAll(): void {
-    if (this.reference) return
-    this.settle()
-    this.settleAnchorDocs()
-    this.settleGrams()
   }
 
   /**
@@ -600,138 +493,6 @@ export class SessionIndex {
     const now = this.scratch.get(id)
     if (now === 0) this.touched.push(id)
     this.scratch.set(id, now + 1)
-  }
-
-  /** Add a doc to an anchor (lowercased), the anchor first if new. */
-  private addAnchor(anchor: string, doc: number): void {
-    if (this.reference) {
-      let id = this.anchorIds.get(anchor)
-      if (id === undefined) {
-        id = this.anchors.length
-        this.anchorIds.set(anchor, id)
-        this.newAnchor(anchor, doc, false)
-        this.gramsOf(anchor, id)
-      } else this.anchorDoc(id, doc)
-      return
-    }
-    // a key's units copied once (the tables read typed arrays only)
-    if (shared.keyUnits.length < anchor.length) shared.keyUnits = new Uint16Array(anchor.length * 2)
-    const units = shared.keyUnits
-    let ascii = true
-    for (let at = 0; at < anchor.length; at += 1) {
-      const code = anchor.charCodeAt(at)
-      units[at] = code
-      if (code >= 128) ascii = false
-    }
-    const id = this.anchorTable.find(units, 0, anchor.length)
-    if (id >= 0) {
-      this.anchorDoc(id, doc)
-      return
-    }
-    this.anchorTable.add(units, 0, anchor.length)
-    this.newAnchor(anchor, doc, ascii)
-  }
-
-  /** A new anchor of an ASCII span (not in the anchor table): its string and trigrams from the table's lowercased copy. */
-  private newAsciiAnchor(units: Uint16Array, from: number, to: number, doc: number): void {
-    const start = this.anchorTable.start(this.anchorTable.add(units, from, to))
-    // a flat string of its own (a slice of the text would keep the text and be another string representation)
-    this.newAnchor(String.fromCharCode.apply(null, this.anchorTable.units.subarray(start, start + to - from) as unknown as number[]), doc, true)
-  }
-
-  /**
-   * A new anchor, its id the next (in the one-pass build, the anchor table's entry just added).
-   * `ascii`: its trigrams are taken from the table's copy of it (settleGrams).
-   */
-  private newAnchor(anchor: string, doc: number, ascii: boolean): void {
-    const id = this.anchors.length
-    this.anchors.push(anchor)
-    this.held += ANCHOR_BYTES + stringBytes(anchor) + ENTRY_BYTES
-    if (this.reference) {
-      // most anchors stand in one doc (a number, a file:line): no room kept for more
-      this.anchorDocs.push([doc])
-      return
-    }
-    this.anchorAscii.push(ascii ? 1 : 0)
-    this.anchorLast.push(doc)
-    this.anchorLog.push2(id, doc)
-  }
-
-  /**
-   * The trigrams of the anchors made since the last call, into anchorGrams: made in one go when a
-   * substring is first looked for, the gram table and lists stay in cache (added as each anchor
-   * came, between the rest of a build, nearly every gram was a cache miss).
-   */
-  private settleGrams(): void {
-    const table = this.anchorTable
-    for (let id = this.gramsUpTo; id < this.anchors.length; id += 1) {
-      if (this.anchorAscii.get(id) === 1) this.addGrams(table.units, table.start(id), table.start(id + 1) - table.start(id), id)
-      else this.gramsOf(this.anchors[id]!, id)
-    }
-    this.gramsUpTo = this.anchors.length
-  }
-
-  /**
-   * The docs of each anchor logged since the last call, into anchorDocs, grouped by anchor (each
-   * list touched once): as for the postings, appending as each doc came missed the cache.
-   */
-  private settleAnchorDocs(): void {
-    const log = this.anchorLog
-    if (log.length === 0) return
-    const data = log.data
-    const docs = this.anchorDocs
-    const order = sortedBy(data, log.length, 2, this.anchors.length)
-    for (let index = 0; index < order.length;) {
-      const id = data[order[index]!]!
-      // a new anchor (ids ascend here, each new one with its first doc logged) starts with that doc
-      // alone: most anchors stand in one doc (an empty list takes room for 17 at its first push)
-      if (id === docs.length) {
-        docs.push([data[order[index]! + 1]!])
-        index += 1
-      }
-      const list = docs[id]!
-      for (; index < order.length && data[order[index]!] === id; index += 1) list.push(data[order[index]! + 1]!)
-    }
-    log.clear()
-  }
-
-  /** An ASCII anchor's trigrams (its 3-unit spans, in a table's copy) from the gram table: no gram string made for one seen before. */
-  private addGrams(units: Uint16Array, start: number, length: number, id: number): void {
-    for (let at = start; at + 3 <= start + length; at += 1) {
-      const entry = this.gramTable.find(units, at, at + 3)
-      let list: number[]
-      if (entry >= 0) list = this.gramLists[entry]!
-      else {
-        const gram = String.fromCharCode(units[at]!, units[at + 1]!, units[at + 2]!)
-        list = this.anchorGrams.get(gram) ?? []
-        if (list.length === 0) {
-          this.anchorGrams.set(gram, list)
-          this.held += KEY_BYTES
-        }
-        this.gramTable.add(units, at, at + 3)
-        this.gramLists.push(list)
-      }
-      // a gram repeated in the anchor is listed once (the id is already last); no list[-1] read (it makes the load megamorphic)
-      if (list.length === 0 || list[list.length - 1] !== id) {
-        list.push(id)
-        this.held += ENTRY_BYTES + GRAM_BYTES
-      }
-    }
-  }
-
-  /** An anchor's trigrams from its string (the reference build's, and a non-ASCII anchor's). */
-  private gramsOf(anchor: string, id: number): void {
-    for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.anchorGrams, gram, id) + GRAM_BYTES
-  }
-
-  private anchorDoc(id: number, doc: number): void {
-    if (this.reference ? this.anchorDocs[id]!.at(-1) === doc : this.anchorLast.get(id) === doc) return
-    this.held += ENTRY_BYTES
-    if (this.reference) this.anchorDocs[id]!.push(doc)
-    else {
-      this.anchorLast.set(id, doc)
-      this.anchorLog.push2(id, doc)
-    }
   }
 
   /** A doc's text lowercased (an exact literal is looked for in it). */
@@ -920,100 +681,8 @@ export class SessionIndex {
     return this.days.get(day) ?? []
   }
 
-  /**
-   * Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at
-   * least 3 characters). The anchors holding all the term's trigrams are found smallest list first,
-   * a long list probed by binary search rather than walked.
-   */
+  /** Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at least 3 characters). */
   markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
-    this.settleAll()
-    const lists: number[][] = []
-    for (const gram of new Set(trigramsOf(term))) {
-      const list = this.anchorGrams.get(gram)
-      if (list === undefined) return
-      lists.push(list)
-    }
-    if (lists.length === 0) return
-    lists.sort((a, b) => a.length - b.length)
-    const anchors = this.anchors
-    const anchorDocs = this.anchorDocs
-    next: for (const id of lists[0]!) {
-      for (let at = 1; at < lists.length; at += 1) {
-        const list = lists[at]!
-        const found = firstAtOrAbove(list, id)
-        if (found === list.length || list[found] !== id) continue next
-      }
-      if (!anchors[id]!.includes(term)) continue
-      const docs = anchorDocs[id]!
-      for (let at = 0; at < docs.length; at += 1) {
-        const doc = docs[at]!
-        if (doc >= below) break
-        marks[offset + doc] = 1
-      }
-    }
+    this.anchors.markSubstring(term, marks, offset, below)
   }
-}
-
-/** First position in an ascending list whose value is at or above `bound`. */
-export function firstAtOrAbove(list: readonly number[], bound: number): number {
-  let low = 0
-  let high = list.length
-  while (low < high) {
-    const middle = (low + high) >> 1
-    if (list[middle]! < bound) low = middle + 1
-    else high = middle
-  }
-  return low
-}
-
-/** Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new). */
-function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number {
-  const list = map.get(key)
-  if (list === undefined) {
-    map.set(key, [value])
-    return KEY_BYTES + ENTRY_BYTES
-  }
-  if (list.at(-1) === value) return 0
-  list.push(value)
-  return ENTRY_BYTES
-}
-
-function trigramsOf(text: string): string[] {
-  const chars = [...text]
-  const grams: string[] = []
-  for (let index = 0; index + 3 <= chars.length; index += 1) grams.push(chars[index]! + chars[index + 1]! + chars[index + 2]!)
-  return grams
-}
-
-/**
- * The records of data[0, length) (`width` values each, the first a key below `keys`) ordered by
- * key, as offsets into `data`: a counting sort, stable (records of one key keep their order).
- */
-function sortedBy(data: Int32Array, length: number, width: number, keys: number): Int32Array {
-  const ends = new Int32Array(keys)
-  for (let at = 0; at < length; at += width) ends[data[at]!] = ends[data[at]!]! + 1
-  for (let key = 1; key < keys; key += 1) ends[key] = ends[key]! + ends[key - 1]!
-  const order = new Int32Array(length / width)
-  for (let at = length - width; at >= 0; at -= width) {
-    const end = ends[data[at]!]! - 1
-    ends[data[at]!] = end
-    order[end] = at
-  }
-  return order
-}
-
-/** Intersection of two ascending lists (of `b`, its first `bLength` entries). */
-export function intersect(a: readonly number[], b: readonly number[], bLength = b.length): number[] {
-  const out: number[] = []
-  for (let i = 0, j = 0; i < a.length && j < bLength;) {
-    const x = a[i]!
-    const y = b[j]!
-    if (x === y) {
-      out.push(x)
-      i += 1
-      j += 1
-    } else if (x < y) i += 1
-    else j += 1
-  }
-  return out
 }

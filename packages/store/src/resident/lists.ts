@@ -1,0 +1,59 @@
+/** Ascending lists of doc (or anchor) numbers, as a resident index keeps them. */
+import { ENTRY_BYTES, KEY_BYTES } from './memory.ts'
+
+/** First position in an ascending list whose value is at or above `bound`. */
+export function firstAtOrAbove(list: readonly number[], bound: number): number {
+  let low = 0
+  let high = list.length
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (list[middle]! < bound) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+/** Intersection of two ascending lists (of `b`, its first `bLength` entries). */
+export function intersect(a: readonly number[], b: readonly number[], bLength = b.length): number[] {
+  const out: number[] = []
+  for (let i = 0, j = 0; i < a.length && j < bLength;) {
+    const x = a[i]!
+    const y = b[j]!
+    if (x === y) {
+      out.push(x)
+      i += 1
+      j += 1
+    } else if (x < y) i += 1
+    else j += 1
+  }
+  return out
+}
+
+/** Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new). */
+export function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number {
+  const list = map.get(key)
+  if (list === undefined) {
+    map.set(key, [value])
+    return KEY_BYTES + ENTRY_BYTES
+  }
+  if (list.at(-1) === value) return 0
+  list.push(value)
+  return ENTRY_BYTES
+}
+
+/**
+ * The records of data[0, length) (`width` values each, the first a key below `keys`) ordered by
+ * key, as offsets into `data`: a counting sort, stable (records of one key keep their order).
+ */
+export function sortedBy(data: Int32Array, length: number, width: number, keys: number): Int32Array {
+  const ends = new Int32Array(keys)
+  for (let at = 0; at < length; at += width) ends[data[at]!] = ends[data[at]!]! + 1
+  for (let key = 1; key < keys; key += 1) ends[key] = ends[key]! + ends[key - 1]!
+  const order = new Int32Array(length / width)
+  for (let at = length - width; at >= 0; at -= width) {
+    const end = ends[data[at]!]! - 1
+    ends[data[at]!] = end
+    order[end] = at
+  }
+  return order
+}
