@@ -104,6 +104,7 @@ export class SessionIndex {
   private held = 0
   /** The straightforward build (tests check the one-pass build against it). */
   private readonly reference: boolean
+  /** The reference build's pieces (the one-pass build's are in its piece table). */
   private readonly pieceCache: PieceCache = new Map()
   private readonly pieceTable = new PieceTable()
   private readonly textScan = shared.scan
@@ -137,6 +138,8 @@ export class SessionIndex {
   private readonly long = new Map<string, Postings & { upTo: number }>()
   private readonly scratch = new Column(int32)
   private readonly touched: number[] = []
+  /** Keys listed at a count of 0 for the doc being added (listFolded). */
+  private readonly folded: number[] = []
   /** Postings not yet in their lists, as (key id, doc, count) in doc order: `settle` moves them. */
   private readonly pending = new IntScratch(64)
 
@@ -248,11 +251,7 @@ export class SessionIndex {
       if (id >= 0 && (kind & PIECE_PARTS) === 0) {
         this.count(id)
         triples.push3(id * 2, spans[index * 2]!, spans[index * 2 + 1]!)
-      } else {
-        const piece = table.piece(entry)
-        this.addPiece(piece, spans[index * 2]!, spans[index * 2 + 1]!)
-        if (entry >= 0) keyIds[entry] = piece.id
-      }
+      } else this.addPiece(this.resolved(entry), spans[index * 2]!, spans[index * 2 + 1]!)
       if ((kind & PIECE_ODD) !== 0) (odd ??= new Set()).add(table.piece(entry).whole)
     }
     let flags = 0
@@ -260,18 +259,19 @@ export class SessionIndex {
       // the text's own lowercase when the sample is the text (most are): not lowercased again
       const lowerSample = sample === text ? lower : sample.toLowerCase()
       if (lowerSample.length !== sample.length) flags |= LOWER_SHIFT
-      this.countCjk(lowerSample)
+      this.countCjk(lowerSample, false)
     }
     this.tokens.push(this.keptTriples())
     this.held += (triples.length / 3) * TOKEN_BYTES
     // VALUE tried only where a run of digits starts (the sample's are the text's unless it was cut)
     this.keepValues(sample.length === text.length ? valueMatchesAt(text, scan.numbers.data, scan.numbers.length) : valueMatches(text))
-    const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
-    if (folded !== sample) this.listFolded(doc, folded)
-    if (!this.anchors.addScanned(doc, text, sample, this.textScan, folded !== sample)) flags |= ANCHORS_PARTIAL
     if (odd !== undefined) this.odd.set(doc, [...odd])
     // a short ASCII text none of whose pieces can be part of a time word has none (days.ts timeCuePiece)
     if (scan.timeCue || scan.nonAscii || text.length > DAY_SCAN_CHARS) this.addDays(doc, row)
+    const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
+    if (!this.anchors.addScanned(doc, text, sample, scan, folded !== sample)) flags |= ANCHORS_PARTIAL
+    // last: the pass runs again, over the folded sample
+    if (folded !== sample) this.listFolded(doc, folded)
     return flags
   }
 
@@ -306,15 +306,45 @@ export class SessionIndex {
    * ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
    * among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank
    * it. `folded`: the scan's sample, NFKC-folded (where that changes it); before `touched` is filed.
+   * The one-pass build runs the pass over it (its findings for the sample are read by then).
    */
   private listFolded(doc: number, folded: string): void {
-    const listed = new Set<number>()
-    scanPieces(folded, this.pieceCache, piece => {
-      this.resolve(piece)
-      listed.add(piece.id)
-      for (const id of piece.partIds ?? []) listed.add(id)
-    }, key => listed.add(this.idOf(key)))
-    for (const id of listed) if (this.scratch.get(id) === 0) this.post(id, doc, 0)
+    if (this.reference) {
+      scanPieces(folded, this.pieceCache, piece => {
+        this.resolve(piece)
+        this.listOnce(piece.id)
+        for (const id of piece.partIds ?? []) this.listOnce(id)
+      }, key => this.listOnce(this.idOf(key)))
+    } else {
+      const sample = scanSample(folded)
+      const scan = this.textScan
+      const table = this.pieceTable
+      scan.run(sample, table)
+      for (let index = 0; index < scan.pieces.length; index += 1) {
+        const entry = scan.pieces.data[index]!
+        const id = entry >= 0 ? table.keyIds[entry]! : -1
+        if (id >= 0 && (table.kinds[entry]! & PIECE_PARTS) === 0) this.listOnce(id)
+        else {
+          const piece = this.resolved(entry)
+          this.listOnce(piece.id)
+          for (const part of piece.partIds ?? []) this.listOnce(part)
+        }
+      }
+      if (scan.cjk) this.countCjk(sample.toLowerCase(), true)
+    }
+    for (const id of this.folded) {
+      this.post(id, doc, 0)
+      this.scratch.set(id, 0)
+    }
+    this.folded.length = 0
+  }
+
+  /** A key listed at a count of 0 for the doc being added (listFolded), unless the scan counts it there. */
+  private listOnce(id: number): void {
+    if (this.scratch.get(id) !== 0) return
+    // marked (a count is never negative) until listFolded files it
+    this.scratch.set(id, -1)
+    this.folded.push(id)
   }
 
   /**
@@ -352,6 +382,14 @@ export class SessionIndex {
     }
   }
 
+  /** The piece of a piece-table entry, its key ids given (and kept in the table for its next time). */
+  private resolved(entry: number): Piece {
+    const piece = this.pieceTable.piece(entry)
+    this.resolve(piece)
+    if (entry >= 0) this.pieceTable.keyIds[entry] = piece.id
+    return piece
+  }
+
   /** Count a piece (its camelCase parts where they differ from it) and keep where it is. */
   private addPiece(piece: Piece, at: number, length: number): void {
     this.resolve(piece)
@@ -370,9 +408,9 @@ export class SessionIndex {
 
   /**
    * CJK characters and pairs of a lowercased sample as terms.ts countCjk counts them, by code
-   * point (no key string made or hashed for one seen before).
+   * point (no key string made or hashed for one seen before); `listing`: listed (listOnce) instead.
    */
-  private countCjk(lower: string): void {
+  private countCjk(lower: string, listing: boolean): void {
     const free = this.cjkFree
     free.clear()
     let previous = -1
@@ -397,7 +435,8 @@ export class SessionIndex {
         id = this.idOf(CJK_KEY + String.fromCodePoint(point))
         this.cjkChars.set(point, id)
       }
-      this.count(id)
+      if (listing) this.listOnce(id)
+      else this.count(id)
       if (previous >= 0) {
         let pairs = this.cjkPairs.get(previous)
         if (pairs === undefined) this.cjkPairs.set(previous, pairs = new Map())
@@ -407,8 +446,9 @@ export class SessionIndex {
           pairs.set(point, pair)
           this.cjkPairCount += 1
         }
+        if (listing) this.listOnce(pair)
         // a pair is counted as indexOf steps past each match: not where it overlaps the last one
-        if (previousAt >= (free.get(pair) ?? 0)) {
+        else if (previousAt >= (free.get(pair) ?? 0)) {
           this.count(pair)
           free.set(pair, previousAt + previousWidth + width)
         }
