@@ -268,6 +268,9 @@ export class PieceTable {
   }
 }
 
+/** Values an IntScratch keeps room for when emptied (1 MB). */
+const KEPT_VALUES = 1 << 18
+
 /** A growable list of int32 (the pass's spans, the index's token triples): no array of boxed numbers per message. */
 export class IntScratch {
   data: Int32Array
@@ -284,10 +287,13 @@ export class IntScratch {
     return this.data.byteLength
   }
 
-  /** Empty, and back to its first capacity (a buffer an index keeps between messages stays small). */
+  /**
+   * Empty; back to its first capacity once past KEPT_VALUES (a buffer an index keeps between two
+   * pages of a build holds a page's worth, not a session's; grown again for each page it cost 2%).
+   */
   clear(): void {
     this.length = 0
-    if (this.data.length > this.capacity) this.data = new Int32Array(this.capacity)
+    if (this.data.length > KEPT_VALUES) this.data = new Int32Array(this.capacity)
   }
 
   push3(a: number, b: number, c: number): void {
