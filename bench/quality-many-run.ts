@@ -10,7 +10,7 @@ import { Bm25Baseline } from './quality-baselines.ts'
 import { manyMatchDev, manyMatchTest, MANY_CORPUS_MESSAGES, MANY_FILLER_TURNS, MANY_MENTIONS, type SliceSize } from './quality-many.ts'
 import { K, rankedSeqs, score, type Scores } from './quality-score.ts'
 import type { QualitySet } from './quality-set.ts'
-import { runSet, type TestFigures } from './quality-test.ts'
+import { runSet, storeOnce, type TestFigures } from './quality-test.ts'
 import { testSet } from './quality-set-b.ts'
 import { median, printTable } from './report.ts'
 
@@ -23,9 +23,10 @@ const LIST_DEPTHS = [50, 100] as const
 
 /**
  * Resident search's memory budget for the slices: the baselines hold every session in memory, so ours
- * gets a budget that holds the slice too (its indexes are estimated at ~250 MB, more than the default
+ * gets a budget that holds the slice too (its indexes are estimated at ~320 MB, more than the default
  * 256 MiB: past it the least recently searched sessions leave, and a search of one the lists answer
- * while it is built again). The figures at the default budget are reported beside these.
+ * while it is built again). The figures at the default budget are reported beside these, from the same
+ * store file (written once, `storeOnce`).
  */
 export const MANY_RESIDENT_BYTES = 1024 ** 3
 
@@ -80,11 +81,10 @@ function mean(values: readonly number[]): number {
 /** The dev set's sessions in their background: ours and BM25 over our analyzer, scored like the dev set. */
 export async function runManyDev(dir: string, dev: QualitySet, maxBytes?: number): Promise<ManyDevFigures> {
   const set = manyMatchDev(dev)
-  const store = await ShadowStore.open(join(dir, `many-dev-${maxBytes ?? 'default'}.db`), residentBudget(maxBytes))
+  const store = await ShadowStore.open(join(dir, 'many-dev.db'), residentBudget(maxBytes))
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
-    await store.append(session.messages)
-    await store.warm(session.sessionId)
+    await storeOnce(store, session)
     same.add(session.messages)
   }
   const usage = store.residentUsage()
@@ -124,7 +124,7 @@ export async function runManyDev(dir: string, dev: QualitySet, maxBytes?: number
 /** The test set's sessions in their background, scored like the test set (held out: only reported). */
 export async function runManyTest(dir: string, devSessions: number, maxBytes?: number): Promise<TestFigures & { matchFigures: MatchFigures }> {
   const set = manyMatchTest(testSet(), devSessions)
-  const figures = await runSet(dir, set, `many-test-${maxBytes ?? 'default'}`, `many-match test slice (the test set in a background; held out), ${budgetLabel(maxBytes)}`, residentBudget(maxBytes))
+  const figures = await runSet(dir, set, 'many-test', `many-match test slice (the test set in a background; held out), ${budgetLabel(maxBytes)}`, residentBudget(maxBytes))
   const matches = matchFigures(figures.matches)
   describe('many-match test slice', set.size, matches)
   return { ...figures, matchFigures: matches }

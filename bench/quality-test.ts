@@ -4,7 +4,7 @@
  * BM25 over our own analyzer and plain BM25. Only reported, never tuned on.
  */
 import { join } from 'node:path'
-import { analyzeQuery, bridgeTerms, ShadowStore, TimeExpressionResolver, type SearchResult, type ShadowStoreOptions } from '@dsh-shadow/store'
+import { analyzeQuery, bridgeTerms, ShadowStore, TimeExpressionResolver, type SearchResult, type ShadowMessageInput, type ShadowStoreOptions } from '@dsh-shadow/store'
 import { Bm25Baseline, type Window } from './quality-baselines.ts'
 import { testSet, type TestCategory, type TestQuestion, type TestSession } from './quality-set-b.ts'
 import { crossLingualSet } from './quality-set-x.ts'
@@ -72,13 +72,21 @@ export async function runCrossLingualSlice(dir: string): Promise<TestFigures> {
   return figures
 }
 
+/**
+ * A session into a bench store, unless a run at another resident budget stored it already (the
+ * sets are generated the same way every time), and its resident index built as capture builds it.
+ */
+export async function storeOnce(store: ShadowStore, session: { readonly sessionId: string; readonly messages: readonly ShadowMessageInput[] }): Promise<void> {
+  if ((await store.session(session.sessionId)) === undefined) await store.append(session.messages)
+  await store.warm(session.sessionId)
+}
+
 export async function runSet(dir: string, set: { sessions: readonly TestSession[]; questions: readonly TestQuestion[] }, file: string, label: string, options: Pick<ShadowStoreOptions, 'resident'> = {}): Promise<TestFigures> {
   const store = await ShadowStore.open(join(dir, `${file}.db`), options)
   const plain = new Bm25Baseline(false)
   const same = new Bm25Baseline(true)
   for (const session of set.sessions) {
-    await store.append(session.messages)
-    await store.warm(session.sessionId)
+    await storeOnce(store, session)
     plain.add(session.messages)
     same.add(session.messages)
   }
