@@ -129,6 +129,27 @@ describe('resident index build', () => {
     }
   })
 
+  it('stays equal when its build is over and rows come after (its tables released, its lists copied at their size)', () => {
+    const rows = corpus(13, 2_000)
+    const half = 1_000
+    const reference = structures(built(rows, 'reference'))
+    const index = new SessionIndex('s', 't', 0, 'fast')
+    rows.forEach((message, at) => {
+      index.append(message, '')
+      // the registry's calls: a whole build ends, then deltas of a few rows each
+      if (at === half) index.built(true)
+      else if (at > half && at % 7 === 0) index.built(false)
+    })
+    const fast = structures(index)
+    for (const name of Object.keys(reference)) expect(fast[name], name).toEqual(reference[name])
+    // released: no piece table of the build's pieces is held, no page's buffer
+    const fields = index as unknown as { pieceTable: { size: number }; pending: { bytes: number } }
+    index.built(false)
+    expect(fields.pieceTable.size).toBe(0)
+    expect(fields.pending.bytes).toBeLessThanOrEqual(64 * 4)
+    expect(index.buildingBytes).toBeLessThan(2_000)
+  })
+
   it('keeps no buffer of the pass in an index: a session of a few messages holds tens of KB', () => {
     const rows = corpus(23, 5)
     built(rows, 'fast')

@@ -10,7 +10,7 @@
  */
 import { anchorView, MAX_ANCHOR_CHARS } from '../analyzer.ts'
 import { Column, int32, uint8 } from './columns.ts'
-import { firstAtOrAbove, listAdd, sortedBy } from './lists.ts'
+import { EXACT_ENTRIES, firstAtOrAbove, listAdd, sortedBy } from './lists.ts'
 import { ANCHOR_BYTES, ENTRY_BYTES, GRAM_BYTES, KEY_BYTES, SLOT_BYTES, stringBytes } from './memory.ts'
 import { ANCHOR_CJK, ANCHOR_NON_ASCII, IntScratch, SpanTable, type TextScan } from './text-scan.ts'
 
@@ -48,8 +48,8 @@ export class AnchorIndex {
   /** Anchors whose trigrams are in `grams` (settleGrams). */
   private gramsUpTo = 0
   /** `grams`' lists by gram (the gram table's entry), found from a span of an anchor. */
-  private readonly gramTable = new SpanTable(false)
-  private readonly gramLists: number[][] = []
+  private gramTable = new SpanTable(false)
+  private gramLists: number[][] = []
 
   constructor(reference: boolean) {
     this.reference = reference
@@ -173,6 +173,25 @@ export class AnchorIndex {
     }
   }
 
+  /** Bytes of `bytes` that are the build's log of docs waiting to be filed (`release` gives them back). */
+  get buildingBytes(): number {
+    return this.log.bytes
+  }
+
+  /**
+   * What waits filed, and the build's buffer back to its first size (a built index keeps no page's
+   * worth). After a whole build (`full`) the trigram lists are copied at their size too: the gram
+   * table, which finds them from a span and holds them as well, starts over (lists.ts EXACT_ENTRIES).
+   */
+  release(full: boolean): void {
+    this.settle()
+    this.log.release()
+    if (!full || this.reference) return
+    this.gramTable = new SpanTable(false)
+    this.gramLists = []
+    for (const [gram, list] of this.grams) this.grams.set(gram, list.slice())
+  }
+
   /** What the one-pass build keeps waiting (docs, new anchors' trigrams), filed. */
   settle(): void {
     if (this.reference) return
@@ -201,6 +220,8 @@ export class AnchorIndex {
       }
       const list = docs[id]!
       for (; index < order.length && data[order[index]!] === id; index += 1) list.push(data[order[index]! + 1]!)
+      // an anchor in a few docs: its list at its size (lists.ts EXACT_ENTRIES)
+      if (list.length <= EXACT_ENTRIES && list.length > 1) docs[id] = list.slice()
     }
     log.clear()
   }
@@ -237,14 +258,15 @@ export class AnchorIndex {
       // a gram repeated in the anchor is listed once (the id is already last); no list[-1] read (it makes the load megamorphic)
       if (list.length === 0 || list[list.length - 1] !== id) {
         list.push(id)
-        this.held += ENTRY_BYTES + GRAM_BYTES
+        this.held += GRAM_BYTES
       }
     }
   }
 
   /** An anchor's trigrams from its string (the reference build's, and a non-ASCII anchor's). */
   private gramsOf(anchor: string, id: number): void {
-    for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.grams, gram, id) + GRAM_BYTES
+    // listAdd counts a list entry of two values; a trigram's entry is one (GRAM_BYTES)
+    for (const gram of new Set(trigramsOf(anchor))) this.held += listAdd(this.grams, gram, id) - ENTRY_BYTES + GRAM_BYTES
   }
 
   /**

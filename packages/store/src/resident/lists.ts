@@ -1,6 +1,18 @@
 /** Ascending lists of doc (or anchor) numbers, as a resident index keeps them. */
 import { ENTRY_BYTES, KEY_BYTES } from './memory.ts'
 
+/**
+ * Lists up to this long are kept at their exact size. V8 gives an array pushed to room for 17
+ * values or more (an empty one's first push, a full one's next): most keys and anchors stand in
+ * one or two docs, and the room they did not use took a third of a session index's heap.
+ */
+export const EXACT_ENTRIES = 64
+
+/** The list at its exact size when it is short (EXACT_ENTRIES): a packed copy, else itself. */
+export function fitted(list: number[]): number[] {
+  return list.length <= EXACT_ENTRIES ? list.slice() : list
+}
+
 /** First position in an ascending list whose value is at or above `bound`. */
 export function firstAtOrAbove(list: readonly number[], bound: number): number {
   let low = 0
@@ -29,8 +41,11 @@ export function intersect(a: readonly number[], b: readonly number[], bLength = 
   return out
 }
 
-/** Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new). */
-export function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number {
+/**
+ * Add a value to a key's list (once in a row); the bytes that took (an entry, and a key when new).
+ * `fit`: a short list is kept at its exact size (EXACT_ENTRIES), as a new array in the map.
+ */
+export function listAdd<K>(map: Map<K, number[]>, key: K, value: number, fit = false): number {
   const list = map.get(key)
   if (list === undefined) {
     map.set(key, [value])
@@ -38,6 +53,8 @@ export function listAdd<K>(map: Map<K, number[]>, key: K, value: number): number
   }
   if (list.at(-1) === value) return 0
   list.push(value)
+  // a short list is copied at its size (the map's entry replaced): not for lists held elsewhere too
+  if (fit && list.length <= EXACT_ENTRIES) map.set(key, list.slice())
   return ENTRY_BYTES
 }
 

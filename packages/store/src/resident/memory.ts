@@ -12,7 +12,8 @@ export const TOKEN_BYTES = 12
 export const ENTRY_BYTES = 16
 export const KEY_BYTES = 150
 export const ANCHOR_BYTES = 150
-export const GRAM_BYTES = 12
+/** An anchor's entry in a trigram's list: one 8-byte slot and the room a list grows by (~1.25x). */
+export const GRAM_BYTES = 10
 export const PIECE_BYTES = 120
 /** A Map entry of numbers, and a Map of a few (the one-pass build's CJK ids by code point). */
 export const MAP_ENTRY_BYTES = 40

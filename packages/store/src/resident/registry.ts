@@ -185,6 +185,7 @@ export class SessionIndexRegistry {
       if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
       if (build.outcome === 'oversized') return false
       // forgotten meanwhile: nothing of it is held (as above)
+      if (build.outcome === 'read') build.index.built(true)
       this.hold(build.index.sessionId, build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
     }
     const unfinished = builds.filter(build => build.outcome === 'reading')
@@ -244,7 +245,10 @@ export class SessionIndexRegistry {
       for (const build of started) {
         await this.advance(backend, build)
         // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
-        if (build.outcome === 'read') this.hold(build.index.sessionId, build.index)
+        if (build.outcome === 'read') {
+          build.index.built(true)
+          this.hold(build.index.sessionId, build.index)
+        }
       }
     })()
     for (const build of started) this.building.set(build.index.sessionId, run)
@@ -287,7 +291,8 @@ export class SessionIndexRegistry {
         }
       }
       build.afterSeq = page.rows.at(-1)!.seq
-      if (bytesOf(build.index) > this.maxBytes) {
+      // what the index will hold once built: its build's own tables go then (SessionIndex.built)
+      if (bytesOf(build.index) - build.index.buildingBytes > this.maxBytes) {
         build.outcome = 'oversized'
         this.oversized.set(scopeKey([build.index.sessionId]), page.messageCount)
         return true
@@ -391,6 +396,8 @@ function apply(index: SessionIndex, change: SessionChanges): boolean {
     if (doc >= 0) index.mark(doc, row)
   }
   for (const { row, event } of appended) index.append(row, event)
+  // the pieces of a delta's rows are not kept for the next one (a live session's few rows a turn)
+  if (appended.length > 0) index.built(false)
   index.revision = change.revision
   return true
 }

@@ -21,7 +21,7 @@ import type { ShadowMessage, ShadowRole } from '../types.ts'
 import { SHORT_REPLY_CHARS } from '../search/values.ts'
 import { AnchorIndex } from './anchors.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
-import { firstAtOrAbove, intersect, listAdd, sortedBy } from './lists.ts'
+import { EXACT_ENTRIES, firstAtOrAbove, intersect, listAdd, sortedBy } from './lists.ts'
 import { ENTRY_BYTES, INDEX_BYTES, KEY_BYTES, MAP_BYTES, MAP_ENTRY_BYTES, PIECE_BYTES, ROW_BYTES, stringBytes, TOKEN_BYTES } from './memory.ts'
 import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
 import { CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, TextScan } from './text-scan.ts'
@@ -47,6 +47,13 @@ const SETTLE_SORTED = 3 * 1024
  */
 const shared = { scan: new TextScan(), triples: new IntScratch() }
 
+/** A short list of postings at its exact size (lists.ts EXACT_ENTRIES): most keys stand in a doc or two. */
+function fit(list: Postings): void {
+  if (list.docs.length > EXACT_ENTRIES) return
+  list.docs = list.docs.slice()
+  list.counts = list.counts.slice()
+}
+
 /** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
 const LONG_TERMS = 512
 
@@ -68,10 +75,10 @@ export const ANCHORS_PARTIAL = 32
 export const ROLE_CODES: Readonly<Record<ShadowRole, number>> = { user: 1, assistant: 2, tool: 3, system: 4 }
 
 export interface Postings {
-  /** Doc numbers, ascending. */
-  readonly docs: number[]
+  /** Doc numbers, ascending (a short list is replaced by a copy at its size as it grows: read it from here). */
+  docs: number[]
   /** How many times the scan counts the key in each doc (same order). */
-  readonly counts: number[]
+  counts: number[]
 }
 
 export class SessionIndex {
@@ -164,6 +171,14 @@ export class SessionIndex {
     return INDEX_BYTES + this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.anchors.bytes + this.buildBytes()
   }
 
+  /**
+   * Bytes of `bytes` that are the build's own tables (its pieces, what waits to be filed): they
+   * go when it is over (`built`), so a build is not stopped for them; bounded (PIECES_HELD pieces).
+   */
+  get buildingBytes(): number {
+    return (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.pieceTable.bytes + this.pending.bytes + this.anchors.buildingBytes
+  }
+
   /** What the one-pass build keeps besides the index: its piece table, CJK id maps, postings waiting to be filed, token chunks' free room. */
   private buildBytes(): number {
     const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
@@ -196,7 +211,7 @@ export class SessionIndex {
     if (row.callId === null && row.text.length <= SHORT_REPLY_CHARS && row.text.trim().length > 0) flags |= SHORT_REPLY
     if (row.callId !== null && !row.callId.includes(' ')) flags |= SINGLE_CALL
     this.link(doc, row, flags)
-    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) this.held += listAdd(this.calls, id, doc)
+    if (row.callId !== null) for (const id of row.callId.split(' ')) if (id.length > 0) this.held += listAdd(this.calls, id, doc, true)
     const lower = row.text.toLowerCase()
     this.lowers.push(lower === row.text ? row.text : lower)
     if (lower !== row.text) this.held += stringBytes(lower)
@@ -369,7 +384,7 @@ export class SessionIndex {
   }
 
   private addDays(doc: number, row: ShadowMessage): void {
-    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc)
+    for (const day of referredDays(row.text, row.time)) this.held += listAdd(this.days, day, doc, true)
   }
 
   /** A piece's key ids in this index (its whole's, its camelCase parts'), worked out once per piece. */
@@ -512,6 +527,7 @@ export class SessionIndex {
         const list = lists[data[at]!]!
         list.docs.push(data[at + 1]!)
         list.counts.push(data[at + 2]!)
+        fit(list)
       }
     } else {
       const order = sortedBy(data, pending.length, 3, lists.length)
@@ -524,6 +540,7 @@ export class SessionIndex {
           list.counts.push(data[at + 2]!)
           index += 1
         } while (index < order.length && data[order[index]!] === id)
+        fit(list)
       }
     }
     pending.clear()
@@ -679,6 +696,26 @@ export class SessionIndex {
       memo.upTo = this.rows.length
     }
     return memo
+  }
+
+  /**
+   * A build (`full`) or a delta is over: what waits is filed, and the build's tables go (its piece
+   * table, a page's worth of pending postings): what is appended later is analysed with tables
+   * started small. After a whole build every list is copied at its size (a pushed list grows by
+   * half again: ~15% of its lists' heap), once: a delta's few rows do not copy them again.
+   */
+  built(full: boolean): void {
+    this.settle()
+    this.anchors.release(full)
+    this.pending.release()
+    this.pieceTable.release()
+    this.pieceCache.clear()
+    if (!full) return
+    for (const list of this.lists) {
+      if (list.docs.length <= EXACT_ENTRIES) continue
+      list.docs = list.docs.slice()
+      list.counts = list.counts.slice()
+    }
   }
 
   /** Forget the long CJK terms counted for searches (they are counted again when asked): room for the budget. */
