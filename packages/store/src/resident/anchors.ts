@@ -21,6 +21,9 @@ import { ANCHOR_CJK, ANCHOR_NON_ASCII, IntScratch, SpanTable, type TextScan } fr
  */
 const FAST_ANCHOR_CHARS = Math.floor(MAX_ANCHOR_CHARS / 2) - 2
 
+/** A log of at most this many values (pairs) is a delta's, not a build page's (settleDocs). */
+const SMALL_LOG = 2 * 1024
+
 /** The anchor being looked up by its string, as code units (one lookup at a time: shared). */
 let keyUnits = new Uint16Array(256)
 
@@ -190,6 +193,9 @@ export class AnchorIndex {
     this.gramTable = new SpanTable(false)
     this.gramLists = []
     for (const [gram, list] of this.grams) this.grams.set(gram, list.slice())
+    this.docs.forEach((list, id) => {
+      if (list.length > 1) this.docs[id] = list.slice()
+    })
   }
 
   /** What the one-pass build keeps waiting (docs, new anchors' trigrams), filed. */
@@ -210,6 +216,7 @@ export class AnchorIndex {
     const data = log.data
     const docs = this.docs
     const order = sortedBy(data, log.length, 2, this.anchors.length)
+    const small = log.length <= SMALL_LOG
     for (let index = 0; index < order.length;) {
       const id = data[order[index]!]!
       // a new anchor (ids ascend here, each new one with its first doc logged) starts with that doc
@@ -220,8 +227,8 @@ export class AnchorIndex {
       }
       const list = docs[id]!
       for (; index < order.length && data[order[index]!] === id; index += 1) list.push(data[order[index]! + 1]!)
-      // an anchor in a few docs: its list at its size (lists.ts EXACT_ENTRIES)
-      if (list.length <= EXACT_ENTRIES && list.length > 1) docs[id] = list.slice()
+      // a delta's few docs: a short list at its size (lists.ts EXACT_ENTRIES); a build's, when it is over (`release`)
+      if (small && list.length <= EXACT_ENTRIES && list.length > 1) docs[id] = list.slice()
     }
     log.clear()
   }
