@@ -102,10 +102,15 @@ function valuesNear(text: string, positions: TermScan['positions'], values: read
   for (const position of positions) {
     let from = Math.max(0, position.at - KEY_DISTANCE - 12)
     const to = Math.min(text.length, position.at + position.length + KEY_DISTANCE + 12)
+    const last = windows.at(-1)
+    // within the last window already: it grows (its start stays; walking back to a boundary changes nothing)
+    if (last !== undefined && from <= last.to) {
+      last.to = Math.max(last.to, to)
+      continue
+    }
     // a window starts on a token boundary, so a number before it is not left out
     const floor = from - 64
-    while (from > 0 && from > floor && /[\p{L}\p{N}_.]/u.test(text[from - 1]!)) from -= 1
-    const last = windows.at(-1)
+    while (from > 0 && from > floor && tokenChar(text, from - 1)) from -= 1
     if (last !== undefined && from <= last.to) last.to = Math.max(last.to, to)
     else windows.push({ from, to })
   }
@@ -127,6 +132,15 @@ function valuesNear(text: string, positions: TermScan['positions'], values: read
   return near
 }
 
+const TOKEN_CHAR = /[\p{L}\p{N}_.]/u
+
+/** Whether text[at] is a letter, digit, `_` or `.` (ASCII by its code: the pattern for the rest). */
+function tokenChar(text: string, at: number): boolean {
+  const code = text.charCodeAt(at)
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 46
+  return TOKEN_CHAR.test(text[at]!)
+}
+
 /**
  * The statement of a text whose key weighs most: a value with query terms close by, in the same
  * line. Values inside identifiers, paths and versions are not values. `values`: the text's
@@ -137,6 +151,7 @@ export function bestStatement(text: string, scan: TermScan, weightOf: (term: num
   const positions = scan.positions
   let best: { statement: ValueStatement; weight: number; distance: number } | undefined
   let low = 0
+  let breaks: number[] | undefined
   for (const match of valuesNear(text, positions, values)) {
     const at = match.at
     while (low < positions.length && positions[low]!.at < at - KEY_DISTANCE) low += 1
@@ -144,7 +159,8 @@ export function bestStatement(text: string, scan: TermScan, weightOf: (term: num
     let distance = Number.POSITIVE_INFINITY
     for (let index = low; index < positions.length && positions[index]!.at <= at + KEY_DISTANCE; index += 1) {
       const position = positions[index]!
-      if (lineBreakBetween(text, Math.min(position.at, at), Math.max(position.at, at))) continue
+      breaks ??= lineBreaks(text)
+      if (lineBreakBetween(breaks, Math.min(position.at, at), Math.max(position.at, at))) continue
       key.add(position.term)
       distance = Math.min(distance, Math.abs(position.at - at))
     }
@@ -159,10 +175,23 @@ export function bestStatement(text: string, scan: TermScan, weightOf: (term: num
   return best?.statement
 }
 
-/** Whether a line break stands in [from, to) (at most KEY_DISTANCE characters: no substring made). */
-function lineBreakBetween(text: string, from: number, to: number): boolean {
-  for (let at = from; at < to; at += 1) if (text.charCodeAt(at) === 10) return true
-  return false
+/** Where the text's line breaks stand, ascending (found once a text: a value and a term were ~60 characters walked apiece). */
+function lineBreaks(text: string): number[] {
+  const found: number[] = []
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) found.push(at)
+  return found
+}
+
+/** Whether a line break stands in [from, to). */
+function lineBreakBetween(breaks: readonly number[], from: number, to: number): boolean {
+  let low = 0
+  let high = breaks.length
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (breaks[middle]! < from) low = middle + 1
+    else high = middle
+  }
+  return low < breaks.length && breaks[low]! < to
 }
 
 /** The value of a short reply that names no key ("make it 45", "改成九十秒吧"). */
