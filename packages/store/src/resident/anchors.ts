@@ -10,7 +10,8 @@
  */
 import { anchorView, MAX_ANCHOR_CHARS } from '../analyzer.ts'
 import { Column, int32, uint8 } from './columns.ts'
-import { EXACT_ENTRIES, firstAtOrAbove, listAdd, sortedBy } from './lists.ts'
+import { firstAtOrAbove } from '../sorted.ts'
+import { EXACT_ENTRIES, listAdd, sortedBy } from './lists.ts'
 import { ANCHOR_BYTES, ENTRY_BYTES, GRAM_BYTES, KEY_BYTES, SLOT_BYTES, stringBytes } from './memory.ts'
 import { ANCHOR_CJK, ANCHOR_NON_ASCII, IntScratch, SpanTable, type TextScan } from './text-scan.ts'
 

@@ -8,23 +8,6 @@ import { ENTRY_BYTES, KEY_BYTES } from './memory.ts'
  */
 export const EXACT_ENTRIES = 64
 
-/** The list at its exact size when it is short (EXACT_ENTRIES): a packed copy, else itself. */
-export function fitted(list: number[]): number[] {
-  return list.length <= EXACT_ENTRIES ? list.slice() : list
-}
-
-/** First position in an ascending list whose value is at or above `bound`. */
-export function firstAtOrAbove(list: readonly number[], bound: number): number {
-  let low = 0
-  let high = list.length
-  while (low < high) {
-    const middle = (low + high) >> 1
-    if (list[middle]! < bound) low = middle + 1
-    else high = middle
-  }
-  return low
-}
-
 /** Intersection of two ascending lists (of `b`, its first `bLength` entries). */
 export function intersect(a: readonly number[], b: readonly number[], bLength = b.length): number[] {
   const out: number[] = []

@@ -9,7 +9,7 @@ import type { MessageFilter } from '../backend.ts'
 import type { ShadowMessage } from '../types.ts'
 import { isCjkTerm, MAX_POSITIONS } from '../search/passage.ts'
 import type { ValueMatch } from '../search/values.ts'
-import { firstAtOrAbove } from './lists.ts'
+import { firstAtOrAbove } from '../sorted.ts'
 import { ROLE_CODES, SINGLE_CALL, type Postings, type SessionIndex } from './session-index.ts'
 import { termLookup } from './terms.ts'
 

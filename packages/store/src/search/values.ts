@@ -7,6 +7,7 @@
  * Plain functions over candidates; backend-neutral.
  */
 import type { TermScan } from './passage.ts'
+import { firstAtOrAbove } from '../sorted.ts'
 
 /** A value and a key term count as one statement within this many characters. */
 export const KEY_DISTANCE = 80
@@ -184,14 +185,8 @@ function lineBreaks(text: string): number[] {
 
 /** Whether a line break stands in [from, to). */
 function lineBreakBetween(breaks: readonly number[], from: number, to: number): boolean {
-  let low = 0
-  let high = breaks.length
-  while (low < high) {
-    const middle = (low + high) >> 1
-    if (breaks[middle]! < from) low = middle + 1
-    else high = middle
-  }
-  return low < breaks.length && breaks[low]! < to
+  const first = firstAtOrAbove(breaks, from)
+  return first < breaks.length && breaks[first]! < to
 }
 
 /** The value of a short reply that names no key ("make it 45", "改成九十秒吧"). */
