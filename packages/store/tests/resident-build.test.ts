@@ -134,17 +134,31 @@ describe('resident index build', () => {
     const half = 1_000
     const reference = structures(built(rows, 'reference'))
     const index = new SessionIndex('s', 't', 0, 'fast')
-    rows.forEach((message, at) => {
-      index.append(message, '')
-      // the registry's calls: a whole build ends, then deltas of a few rows each
-      if (at === half) index.built(true)
-      else if (at > half && at % 7 === 0) index.built(false)
-    })
+    let next = 0
+    for (; next < half; next += 1) index.append(rows[next]!, '')
+    // the registry's calls: a whole build ends (its lists copied a slice at a time, rows may come
+    // between two slices: a background build yields there), then deltas of a few rows each
+    index.built()
+    let steps = 0
+    for (const step of index.fitLists(50)) {
+      void step
+      steps += 1
+      if (steps % 3 !== 0) continue
+      index.append(rows[next++]!, '')
+      // and reads: what they settle (postings, anchors' trigrams) goes to the lists being copied
+      index.postings('pool')
+      index.markSubstring('ool', new Uint8Array(index.size), 0, index.size)
+    }
+    expect(steps).toBeGreaterThan(30)
+    for (; next < rows.length; next += 1) {
+      index.append(rows[next]!, '')
+      if (next % 7 === 0) index.built()
+    }
     const fast = structures(index)
     for (const name of Object.keys(reference)) expect(fast[name], name).toEqual(reference[name])
     // released: no piece table of the build's pieces is held, no page's buffer
     const fields = index as unknown as { pieceTable: { size: number }; pending: { bytes: number } }
-    index.built(false)
+    index.built()
     expect(fields.pieceTable.size).toBe(0)
     expect(fields.pending.bytes).toBeLessThanOrEqual(64 * 4)
     expect(index.buildingBytes).toBeLessThan(2_000)

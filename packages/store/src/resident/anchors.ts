@@ -54,6 +54,8 @@ export class AnchorIndex {
   /** `grams`' lists by gram (the gram table's entry), found from a span of an anchor. */
   private gramTable = new SpanTable(false)
   private gramLists: number[][] = []
+  /** Lists being copied at their size (fitLists): the gram table is not used. */
+  private fitting = false
 
   constructor(reference: boolean) {
     this.reference = reference
@@ -182,21 +184,43 @@ export class AnchorIndex {
     return this.log.bytes
   }
 
-  /**
-   * What waits filed, and the build's buffer back to its first size (a built index keeps no page's
-   * worth). After a whole build (`full`) the trigram lists are copied at their size too: the gram
-   * table, which finds them from a span and holds them as well, starts over (lists.ts EXACT_ENTRIES).
-   */
-  release(full: boolean): void {
+  /** What waits filed, and the build's buffer back to its first size (a built index keeps no page's worth). */
+  release(): void {
     this.settle()
     this.log.release()
-    if (!full || this.reference) return
+  }
+
+  /**
+   * After a whole build: the trigram lists and anchors' docs copied at their size, about `slice`
+   * entries between two yields. The gram table, which finds trigram lists from a span and holds
+   * them as well, starts over first and holds none until the copy is over (a list it held would
+   * no longer be the map's once copied).
+   */
+  *fitLists(slice: number): Generator<void> {
+    if (this.reference) return
     this.gramTable = new SpanTable(false)
     this.gramLists = []
-    for (const [gram, list] of this.grams) this.grams.set(gram, list.slice())
-    this.docs.forEach((list, id) => {
-      if (list.length > 1) this.docs[id] = list.slice()
-    })
+    this.fitting = true
+    let copied = 0
+    for (const [gram, list] of this.grams) {
+      this.grams.set(gram, list.slice())
+      copied += list.length + 1
+      if (copied >= slice) {
+        copied = 0
+        yield
+      }
+    }
+    for (let id = 0; id < this.docs.length; id += 1) {
+      const list = this.docs[id]!
+      if (list.length <= 1) continue
+      this.docs[id] = list.slice()
+      copied += list.length
+      if (copied >= slice) {
+        copied = 0
+        yield
+      }
+    }
+    this.fitting = false
   }
 
   /** What the one-pass build keeps waiting (docs, new anchors' trigrams), filed. */
@@ -250,7 +274,8 @@ export class AnchorIndex {
   /** An ASCII anchor's trigrams (its 3-unit spans, in a table's copy) from the gram table: no gram string made for one seen before. */
   private addGrams(units: Uint16Array, start: number, length: number, id: number): void {
     for (let at = start; at + 3 <= start + length; at += 1) {
-      const entry = this.gramTable.find(units, at, at + 3)
+      // while the lists are being copied (fitLists) the table holds none: it would keep one the map replaced
+      const entry = this.fitting ? -1 : this.gramTable.find(units, at, at + 3)
       let list: number[]
       if (entry >= 0) list = this.gramLists[entry]!
       else {
@@ -260,8 +285,10 @@ export class AnchorIndex {
           this.grams.set(gram, list)
           this.held += KEY_BYTES
         }
-        this.gramTable.add(units, at, at + 3)
-        this.gramLists.push(list)
+        if (!this.fitting) {
+          this.gramTable.add(units, at, at + 3)
+          this.gramLists.push(list)
+        }
       }
       // a gram repeated in the anchor is listed once (the id is already last); no list[-1] read (it makes the load megamorphic)
       if (list.length === 0 || list[list.length - 1] !== id) {

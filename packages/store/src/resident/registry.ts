@@ -185,7 +185,11 @@ export class SessionIndexRegistry {
       if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
       if (build.outcome === 'oversized') return false
       // forgotten meanwhile: nothing of it is held (as above)
-      if (build.outcome === 'read') build.index.built(true)
+      if (build.outcome === 'read') {
+        // a search's own build (up to INLINE_MESSAGES): its lists copied at their size at once
+        build.index.built()
+        for (const step of build.index.fitLists()) void step
+      }
       this.hold(build.index.sessionId, build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
     }
     const unfinished = builds.filter(build => build.outcome === 'reading')
@@ -246,7 +250,11 @@ export class SessionIndexRegistry {
         await this.advance(backend, build)
         // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
         if (build.outcome === 'read') {
-          build.index.built(true)
+          build.index.built()
+          for (const step of build.index.fitLists()) {
+            void step
+            await new Promise(resolve => setImmediate(resolve))
+          }
           this.hold(build.index.sessionId, build.index)
         }
       }
@@ -397,7 +405,7 @@ function apply(index: SessionIndex, change: SessionChanges): boolean {
   }
   for (const { row, event } of appended) index.append(row, event)
   // the pieces of a delta's rows are not kept for the next one (a live session's few rows a turn)
-  if (appended.length > 0) index.built(false)
+  if (appended.length > 0) index.built()
   index.revision = change.revision
   return true
 }

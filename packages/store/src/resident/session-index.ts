@@ -55,6 +55,9 @@ function fit(list: Postings): void {
   list.counts = list.counts.slice()
 }
 
+/** List entries copied between two yields of `fitLists` (~10 ms). */
+const FIT_SLICE = 256 * 1024
+
 /** Long CJK terms whose postings are kept (longPostings); past it the memo starts over. */
 const LONG_TERMS = 512
 
@@ -701,23 +704,35 @@ export class SessionIndex {
   }
 
   /**
-   * A build (`full`) or a delta is over: what waits is filed, and the build's tables go (its piece
-   * table, a page's worth of pending postings): what is appended later is analysed with tables
-   * started small. After a whole build every list is copied at its size (V8 gives a pushed list
-   * room for 17 values or half again its size: a third of the lists' heap), once: a delta's few
-   * rows do not copy them again (`settle` fits the short ones they touch).
+   * A build or a delta is over: what waits is filed, and the build's tables go (its piece table, a
+   * page's worth of pending postings): what is appended later is analysed with tables started small.
    */
-  built(full: boolean): void {
+  built(): void {
     this.settle()
-    this.anchors.release(full)
+    this.anchors.release()
     this.pending.release()
     this.pieceTable.release()
     this.pieceCache.clear()
-    if (!full) return
+  }
+
+  /**
+   * After a whole build (`built` first): every list copied at its size, once (V8 gives a pushed
+   * list room for 17 values or half again its size: a third of the lists' heap; a delta's few rows
+   * do not copy them again, `settle` fits the short ones they touch). A generator: it yields after
+   * about `slice` entries (FIT_SLICE), so a background build lets other calls run (~65 ms for 10k messages).
+   */
+  *fitLists(slice = FIT_SLICE): Generator<void> {
+    let copied = 0
     for (const list of this.lists) {
       list.docs = list.docs.slice()
       list.counts = list.counts.slice()
+      copied += list.docs.length + 1
+      if (copied >= slice) {
+        copied = 0
+        yield
+      }
     }
+    yield* this.anchors.fitLists(slice)
   }
 
   /** Forget the long CJK terms counted for searches (they are counted again when asked): room for the budget. */
