@@ -252,7 +252,7 @@ export class AnchorIndex {
       }
       const list = docs[id]!
       for (; index < order.length && data[order[index]!] === id; index += 1) list.push(data[order[index]! + 1]!)
-      // a delta's few docs: a short list at its size (lists.ts EXACT_ENTRIES); a build's, when it is over (`release`)
+      // a delta's few docs: a short list at its size (lists.ts EXACT_ENTRIES); a build's, when it is over (`fitLists`)
       if (small && list.length <= EXACT_ENTRIES && list.length > 1) docs[id] = list.slice()
     }
     log.clear()

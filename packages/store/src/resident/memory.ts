@@ -2,13 +2,11 @@
  * What the resident memory estimate (session-index.ts `bytes`, the registry's budget) takes each
  * part of an index to cost, measured with process.memoryUsage() on sessions of prose, paths,
  * numbers, dates, CJK and tool calls (Node 22, x64): a row (its object and field strings, its
- * event's and tokens' typed arrays, its columns), a token (an Int32Array triple), a list entry (a
- * doc and a count in two arrays), a key (its map entry, lists and slots), an anchor (its string's
+ * event's and tokens' typed arrays, its columns), a list entry (a doc and a count in two arrays), a key (its map entry, lists and slots), an anchor (its string's
  * map entry and doc list) and a trigram entry, a piece the cache holds. Text is counted at its size
- * as V8 holds it (one or two bytes a character); typed arrays at their size.
+ * as V8 holds it (one or two bytes a character); typed arrays (a doc's packed tokens) at their size.
  */
 export const ROW_BYTES = 700
-export const TOKEN_BYTES = 12
 export const ENTRY_BYTES = 16
 export const KEY_BYTES = 150
 export const ANCHOR_BYTES = 150

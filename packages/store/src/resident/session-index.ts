@@ -23,20 +23,20 @@ import { AnchorIndex } from './anchors.ts'
 import { Column, float64, int32, uint8 } from './columns.ts'
 import { firstAtOrAbove } from '../sorted.ts'
 import { EXACT_ENTRIES, intersect, listAdd, sortedBy } from './lists.ts'
-import { ENTRY_BYTES, INDEX_BYTES, KEY_BYTES, MAP_BYTES, MAP_ENTRY_BYTES, PIECE_BYTES, ROW_BYTES, stringBytes, TOKEN_BYTES } from './memory.ts'
+import { ENTRY_BYTES, INDEX_BYTES, KEY_BYTES, MAP_BYTES, MAP_ENTRY_BYTES, PIECE_BYTES, ROW_BYTES, stringBytes } from './memory.ts'
+import { MAX_TRIPLE_BYTES, NO_TOKENS, packedCopy, packTriples, TokenReader } from './tokens.ts'
 import { CJK_KEY, countOccurrences, scanPieces, scanSample, type Piece, type PieceCache } from './terms.ts'
 import { CJK_COUNTED, classOf, IntScratch, PIECE_ODD, PIECE_PARTS, PieceTable, TextScan } from './text-scan.ts'
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, type TermPosition, type TermScan } from '../search/passage.ts'
 import { valueMatches, valueMatchesAt, type ValueMatch } from '../search/values.ts'
 
-const NO_TOKENS = new Int32Array(0)
 
 /** Event JSON in its stored form (event-json.ts `packEventJson`). */
 export type StoredEvent = Uint8Array | string
 
-/** Int32 values per chunk of kept token triples, at most (the first ones are smaller: a short session holds few). */
-const TOKEN_CHUNK = 1 << 16
-const FIRST_TOKEN_CHUNK = 1 << 10
+/** Bytes per chunk of kept (packed) tokens, at most (the first ones are smaller: a short session holds few). */
+const TOKEN_CHUNK = 1 << 18
+const FIRST_TOKEN_CHUNK = 1 << 12
 
 /** Pending postings (entries × 3) past which `settle` sorts them by key first. */
 const SETTLE_SORTED = 3 * 1024
@@ -130,7 +130,7 @@ export class SessionIndex {
   /** Per doc: its text lowercased (the same string when lowercasing changes nothing). */
   private readonly lowers: string[] = []
   /** Per doc: its Latin pieces and camelCase parts as (key id × 2 + part, at, length) triples. */
-  private readonly tokens: Int32Array[] = []
+  private readonly tokens: Uint8Array[] = []
   /**
    * Per doc: its values (values.ts valueMatches) packed as "at value" lines, undefined when it
    * states none (a ValueMatch object took ~50 bytes: a log of numbers held 20 times its text).
@@ -141,7 +141,7 @@ export class SessionIndex {
   /** The message being added's token triples. */
   private readonly triples = shared.triples
   /** Where kept triples go (keptTriples), and the values of chunks made that hold none (the estimate counts them). */
-  private chunk = new Int32Array(0)
+  private chunk = new Uint8Array(0)
   private chunkUsed = 0
   private chunkSlack = 0
   /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
@@ -186,7 +186,7 @@ export class SessionIndex {
   /** What the one-pass build keeps besides the index: its piece table, CJK id maps, postings waiting to be filed, token chunks' free room. */
   private buildBytes(): number {
     const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
-    return this.pieceTable.bytes + cjk + this.pending.bytes + this.chunkSlack * 4
+    return this.pieceTable.bytes + cjk + this.pending.bytes + this.chunkSlack
   }
 
   get lastSeq(): number {
@@ -280,8 +280,9 @@ export class SessionIndex {
       if (lowerSample.length !== sample.length) flags |= LOWER_SHIFT
       this.countCjk(lowerSample, false)
     }
-    this.tokens.push(this.keptTriples())
-    this.held += (triples.length / 3) * TOKEN_BYTES
+    const kept = this.keptTokens()
+    this.tokens.push(kept)
+    this.held += kept.length
     // VALUE tried only where a run of digits starts (the sample's are the text's unless it was cut)
     this.keepValues(sample.length === text.length ? valueMatchesAt(text, scan.numbers.data, scan.numbers.length) : valueMatches(text))
     if (odd !== undefined) this.odd.set(doc, [...odd])
@@ -299,8 +300,9 @@ export class SessionIndex {
     const text = row.text
     this.triples.length = 0
     const found = scanPieces(text, this.pieceCache, (piece, at, length) => this.addPiece(piece, at, length), key => this.count(this.idOf(key)))
-    this.tokens.push(this.triples.copy())
-    this.held += (this.triples.length / 3) * TOKEN_BYTES
+    const kept = packedCopy(this.triples.data, this.triples.length)
+    this.tokens.push(kept)
+    this.held += kept.length
     this.keepValues(valueMatches(text))
     if (NON_ASCII.test(text)) {
       const sample = scanSample(text)
@@ -367,23 +369,24 @@ export class SessionIndex {
   }
 
   /**
-   * The triples of the doc being added, kept: a view of a shared chunk (a typed array of its own
-   * per message costs an allocation of its own, page faults included).
+   * The tokens of the doc being added, packed (resident/tokens.ts) and kept: a view of a shared
+   * chunk (a typed array of its own per message costs an allocation of its own, page faults included).
    */
-  private keptTriples(): Int32Array {
+  private keptTokens(): Uint8Array {
     const length = this.triples.length
     if (length === 0) return NO_TOKENS
-    if (length > TOKEN_CHUNK / 4) return this.triples.copy()
-    if (this.chunkUsed + length > this.chunk.length) {
-      this.chunk = new Int32Array(Math.min(TOKEN_CHUNK, Math.max(FIRST_TOKEN_CHUNK, this.chunk.length * 2, length)))
+    const most = (length / 3) * MAX_TRIPLE_BYTES
+    if (most > TOKEN_CHUNK / 4) return packedCopy(this.triples.data, length)
+    if (this.chunkUsed + most > this.chunk.length) {
+      this.chunk = new Uint8Array(Math.min(TOKEN_CHUNK, Math.max(FIRST_TOKEN_CHUNK, this.chunk.length * 2, most)))
       this.chunkUsed = 0
       // the old chunk's tail is lost; the new chunk's is counted until it fills
       this.chunkSlack += this.chunk.length
     }
-    this.chunk.set(this.triples.data.subarray(0, length), this.chunkUsed)
-    const kept = this.chunk.subarray(this.chunkUsed, this.chunkUsed + length)
-    this.chunkUsed += length
-    this.chunkSlack -= length
+    const end = packTriples(this.triples.data, length, this.chunk, this.chunkUsed)
+    const kept = this.chunk.subarray(this.chunkUsed, end)
+    this.chunkSlack -= end - this.chunkUsed
+    this.chunkUsed = end
     return kept
   }
 
@@ -602,13 +605,15 @@ export class SessionIndex {
         set.push(id)
       }
     })
+    const reader = new TokenReader()
     const scan = (doc: number): TermScan => {
       const covered = terms.map(() => false)
       const positions: TermPosition[] = []
-      const tokens = this.tokens[doc]!
+      const tokens = reader
+      tokens.start(this.tokens[doc]!)
       let wholeFound = false
-      for (let at = 0; at < tokens.length; at += 3) {
-        const code = tokens[at]!
+      while (tokens.next()) {
+        const code = tokens.code
         const part = (code & 1) === 1
         if (!part) wholeFound = false
         else if (wholeFound) continue
@@ -616,7 +621,7 @@ export class SessionIndex {
         if (index < 0) continue
         if (!part) wholeFound = true
         covered[index] = true
-        if (positions.length < MAX_POSITIONS) positions.push({ at: tokens[at + 1]!, length: tokens[at + 2]!, term: index })
+        if (positions.length < MAX_POSITIONS) positions.push({ at: tokens.at, length: tokens.length, term: index })
       }
       if (cjk.length > 0) {
         // the scan's sample, lowercased: the text itself for most docs (no tool-call rendering, not cut)
