@@ -23,10 +23,11 @@ const LIST_DEPTHS = [50, 100] as const
 
 /**
  * Resident search's memory budget for the slices: the baselines hold every session in memory, so ours
- * gets a budget that holds the slice too (its indexes are estimated at ~260 MB, just under the default
- * 256 MiB, ~320 MB before short lists were kept at their size: past the budget the least recently
- * searched sessions leave, and a search of one the lists answer while it is built again). The figures
- * at the default budget are reported beside these, from the same store file (written once, `storeOnce`).
+ * gets a budget that holds the slice too (its indexes are estimated at ~235 MB, under the default
+ * 256 MiB; ~320 MB before short lists were kept at their size and tokens packed: past the budget the
+ * least recently searched sessions leave, and a search of one the lists answer while it is built
+ * again). The figures at the default budget are reported beside these, from the same store file
+ * (written once, `storeOnce`).
  */
 export const MANY_RESIDENT_BYTES = 1024 ** 3
 
