@@ -104,6 +104,8 @@ describe('redactEventJson', () => {
     const cases = [
       ['Bearerghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----', 'Bearer'],
       ['password:', 'password:password:', ''],
+      // a name, then a block its redaction turns into the name's value (`password:[REDACTED:secret]`)
+      ['password:', 'password::A0.A(', ''],
     ]
     for (const blocks of cases) {
       const json = JSON.stringify({ type: 'user/message', seq: 1, time: 1, data: { content: blocks.map(text => ({ type: 'text', text })) } })
