@@ -172,7 +172,8 @@ export class SessionIndex {
     // what waits is filed first (the anchors file theirs: a new anchor's trigrams are counted as they
     // are filed), so its buffers go: the registry asks after every page a build reads
     this.settle()
-    return INDEX_BYTES + this.held + (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.anchors.bytes + this.buildBytes()
+    const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
+    return INDEX_BYTES + this.held + cjk + this.chunkSlack + this.anchors.bytes + this.ownBuildingBytes()
   }
 
   /**
@@ -180,13 +181,12 @@ export class SessionIndex {
    * go when it is over (`built`), so a build is not stopped for them; bounded (PIECES_HELD pieces).
    */
   get buildingBytes(): number {
-    return (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.pieceTable.bytes + this.pending.bytes + this.anchors.buildingBytes
+    return this.ownBuildingBytes() + this.anchors.buildingBytes
   }
 
-  /** What the one-pass build keeps besides the index: its piece table, CJK id maps, postings waiting to be filed, token chunks' free room. */
-  private buildBytes(): number {
-    const cjk = (this.cjkChars.size + this.cjkPairCount) * MAP_ENTRY_BYTES + this.cjkPairs.size * MAP_BYTES
-    return this.pieceTable.bytes + cjk + this.pending.bytes + this.chunkSlack
+  /** The build's tables this index holds itself (the anchors count theirs): its pieces, its pending postings. */
+  private ownBuildingBytes(): number {
+    return (this.pieceCache.size + this.pieceTable.size) * PIECE_BYTES + this.pieceTable.bytes + this.pending.bytes
   }
 
   get lastSeq(): number {
