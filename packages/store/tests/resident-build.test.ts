@@ -185,14 +185,22 @@ describe('resident index build', () => {
       const key = keys[Math.floor(next() * keys.length)]!
       expect(fast.postings(key), key).toEqual(reference.postings(key))
     }
+    let listed = 0
     for (const term of ['ool', 'src/db', 'err_', '数据库', 'econnref', ':42:', '.ts', 'σοφ', 'istanbul']) {
       const seen = (index: SessionIndex): Uint8Array => {
         const marks = new Uint8Array(index.size + 5)
-        index.markSubstring(term, marks, 5, index.size - 7)
+        // a mark made before is not listed again: the list is of the marks this call made
+        marks[5] = 1
+        const found: number[] = []
+        index.markSubstring(term, marks, 5, index.size - 7, found)
+        const made = [...marks.keys()].filter(gid => gid !== 5 && marks[gid] === 1)
+        expect(found.toSorted((a, b) => a - b), term).toEqual(made)
         return marks
       }
       expect(seen(fast), term).toEqual(seen(reference))
+      listed += seen(fast).filter(mark => mark === 1).length - 1
     }
+    expect(listed).toBeGreaterThan(100)
     for (let doc = 0; doc < rows.length; doc += 1) {
       expect(fast.oddKeys(doc)).toEqual(reference.oddKeys(doc))
       expect(fast.valuesOf(doc)).toEqual(reference.valuesOf(doc))

@@ -780,8 +780,8 @@ export class SessionIndex {
     return this.days.get(day) ?? []
   }
 
-  /** Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at least 3 characters). */
-  markSubstring(term: string, marks: Uint8Array, offset: number, below: number): void {
-    this.anchors.markSubstring(term, marks, offset, below)
+  /** Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at least 3 characters); `found` takes the gids newly marked. */
+  markSubstring(term: string, marks: Uint8Array, offset: number, below: number, found?: number[]): void {
+    this.anchors.markSubstring(term, marks, offset, below, found)
   }
 }

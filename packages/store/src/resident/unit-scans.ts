@@ -1,0 +1,108 @@
+/**
+ * What a resident search scans (resident/engine.ts): the counts the term lists cannot give, and
+ * the scans and values of the units the policy reads (value statements, passages), from stored
+ * tokens where they speak for the text.
+ */
+import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, scanTerms, type TermScan } from '../search/passage.ts'
+import type { RankedUnit } from '../search/rank.ts'
+import { messageKey, type SearchUnit } from '../search/units.ts'
+import { LOWER_SHIFT } from './session-index.ts'
+import type { UnitTable, Units } from './unit-table.ts'
+import { COUNT_LIMIT, type ScopeView } from './view.ts'
+
+/**
+ * Docs whose counts the lists cannot give for this query (resident/terms.ts): counted again from
+ * their stored tokens when one of the query's terms is the whole of a camelCase piece there (the
+ * piece's parts then count only where it does not match whole) or the scan may have stopped
+ * recording (COUNT_LIMIT: the stored tokens give the scan's own positions, cap included, at a
+ * fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
+ * matched them, a second apiece); scanned when a head is odd or the lowercase shifted with a CJK
+ * term. Held without positions counts as 0.5: covered, no BM25.
+ */
+export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: Float64Array, terms: readonly string[]): void {
+  const width = terms.length
+  if (width === 0) return
+  const latin = new Set(terms.filter(term => !isCjkTerm(term)))
+  const anyCjk = latin.size < terms.length
+  // per segment: the query terms that are some camelCase piece's whole there
+  const wholes = view.segments.map(segment => (latin.size < 2 ? [] : terms.flatMap((term, index) => (latin.has(term) && segment.index.camelWhole(term) ? [index] : []))))
+  for (let position = 0; position < docs.length; position += 1) {
+    const gid = docs[position]!
+    const segment = view.segmentOf(gid)
+    const base = position * width
+    let sum = 0
+    for (let index = 0; index < width; index += 1) sum += counts[base + index]!
+    const odd = view.oddKeys(gid)
+    const irregular = (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
+    const recount = !irregular && (sum >= COUNT_LIMIT || wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0))
+    if (!irregular && !recount) continue
+    const scan = irregular ? scanTerms(view.row(gid).text, terms) : segment.index.scans(terms, stored => stored(gid - segment.offset))
+    for (let index = 0; index < width; index += 1) counts[base + index] = 0
+    for (const found of scan.positions) counts[base + found.term]! += 1
+    scan.covered.forEach((covered, index) => {
+      if (covered && counts[base + index] === 0) counts[base + index] = 0.5
+    })
+  }
+}
+
+/**
+ * The scans of these docs (scanTerms of their texts), by message key: from their stored tokens,
+ * or, for a doc the tokens cannot speak for (an odd key, a shifted lowercase with a CJK term),
+ * from their text. All made before the search waits on anything: the key slots are the index's.
+ */
+export function docScans(view: ScopeView, gids: readonly number[], slot: Int32Array, counts: Float64Array, terms: readonly string[]): Map<string, { readonly text: string; readonly scan: TermScan }> {
+  const out = new Map<string, { readonly text: string; readonly scan: TermScan }>()
+  const latin = new Set(terms.filter(term => !isCjkTerm(term)))
+  const anyCjk = latin.size < terms.length
+  const width = terms.length
+  for (const segment of view.segments) {
+    const mine = [...new Set(gids.filter(gid => gid >= segment.offset && gid < segment.offset + segment.below))]
+    if (mine.length === 0) continue
+    segment.index.scans(terms, stored => {
+      for (const gid of mine) {
+        const row = view.row(gid)
+        const doc = gid - segment.offset
+        const odd = segment.index.oddKeys(doc)
+        const regular = !(anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) && !(odd !== undefined && odd.some(key => latin.has(key)))
+        // a doc the counts already had to scan (scanWhereCountsFail) is irregular too
+        const position = slot[gid]!
+        let scannedBefore = false
+        if (position >= 0) for (let index = 0; index < width; index += 1) if (counts[position * width + index] === 0.5) scannedBefore = true
+        out.set(messageKey(row), { text: row.text, scan: regular && !scannedBefore ? stored(doc) : scanTerms(row.text, terms) })
+      }
+    })
+  }
+  return out
+}
+
+/** A ranked unit as the value history reads it: its scan and values, its parts' joined. */
+export function rankedUnit(view: ScopeView, units: Units, table: UnitTable, unit: number, terms: readonly string[], scanned: ReadonlyMap<string, { readonly text: string; readonly scan: TermScan }>): RankedUnit {
+  const message = view.row(units.rep[unit]!)
+  const call = units.call[unit]!
+  const question = units.question[unit]!
+  const partnerGid = call >= 0 ? call : question
+  const partner = partnerGid >= 0 ? view.row(partnerGid) : undefined
+  const text = partner === undefined ? message.text : `${partner.text}\n${message.text}`
+  const searchUnit: SearchUnit = {
+    message,
+    ...(call >= 0 ? { call: partner! } : {}),
+    ...(question >= 0 ? { question: partner! } : {}),
+    text,
+    score: table.covered[unit]!,
+  }
+  const own = scanned.get(messageKey(message))!.scan
+  const ownValues = view.valuesOf(units.rep[unit]!)
+  if (partner === undefined) return { unit: searchUnit, covered: table.covered[unit]!, scan: own, ...(ownValues === undefined ? { values: [] } : { values: ownValues }) }
+  // joined by a line break, which no token, CJK match or value crosses (but a number the partner
+  // ends with may take a unit the message begins with: then the values are found again)
+  const first = scanned.get(messageKey(partner))!.scan
+  // past the scan's cut or its position cap the joined scan is not the parts' (scanTerms decides)
+  if (text.length > RANK_TEXT_CHARS || first.positions.length + own.positions.length >= MAX_POSITIONS) return { unit: searchUnit, covered: table.covered[unit]!, scan: scanTerms(text, terms) }
+  const shift = partner.text.length + 1
+  const positions = [...first.positions, ...own.positions.map(position => ({ ...position, at: position.at + shift }))]
+  const scan: TermScan = { covered: first.covered.map((covered, index) => covered || own.covered[index] === true), positions, scanned: text.length }
+  const partnerValues = view.valuesOf(partnerGid)
+  if (/[0-9]$/.test(partner.text)) return { unit: searchUnit, covered: table.covered[unit]!, scan }
+  const values = [...partnerValues ?? [], ...(ownValues ?? []).map(value => ({ ...value, at: value.at + shift }))]
+  return { unit: searchUnit, covered: table.covered[unit]!, scan, values }
+}
