@@ -69,7 +69,7 @@ function structures(index: SessionIndex): Record<string, unknown> {
   const fields = index as unknown as Record<string, unknown>
   const anchorFields = fields.anchors as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const name of ['rows', 'termIds', 'lists', 'odd', 'calls', 'days', 'held', 'events', 'lowers', 'tokens', 'values', 'camelWholes']) {
+  for (const name of ['rows', 'termIds', 'lists', 'odd', 'calls', 'days', 'held', 'events', 'lowers', 'tokens', 'values', 'camelWholes', 'tailCjk']) {
     expect(fields, name).toHaveProperty(name)
     out[name] = fields[name]
   }
@@ -81,10 +81,10 @@ function structures(index: SessionIndex): Record<string, unknown> {
   return out
 }
 
-function built(rows: readonly ShadowMessage[], build: 'fast' | 'reference', readEvery = 0): SessionIndex {
+function built(rows: readonly ShadowMessage[], build: 'fast' | 'reference', readEvery = 0, tails: ReadonlyMap<number, string> = new Map()): SessionIndex {
   const index = new SessionIndex('s', 't', 0, build)
   rows.forEach((message, at) => {
-    index.append(message, '')
+    index.append(message, '', tails.get(message.seq))
     // lists read between appends: what is settled then must stay right as more rows come
     if (readEvery > 0 && at % readEvery === 0) {
       index.postings('pool')
@@ -122,9 +122,12 @@ describe('resident index build', () => {
     }
     const seq = rows.at(-1)!.seq
     rows.push(row(seq + 1, long(40_000), 'tool', null, false), row(seq + 2, long(RANK_TEXT_CHARS + 5_000), 'tool', null, false), row(seq + 3, `[tool call shell] ${long(70_000)}`, 'assistant', null, false))
+    // the tails of cut texts (session-index.ts textTail): keys listed at 0, anchors, CJK runs; one past a tail piece
+    const tails = new Map([[seq + 1, `${long(20_000)} ｆｕｌｌ ${CJK.join(' ')} ${ODD.join(' ')} ${ANCHORS.join(' ')}`], [seq + 2, long(300_000)], [rows[5]!.seq, `${ANCHORS.join(' ')} 数据漂移`]])
     for (const readEvery of [1, 37]) {
-      const fast = structures(built(rows, 'fast', readEvery))
-      const reference = structures(built(rows, 'reference', readEvery))
+      const fast = structures(built(rows, 'fast', readEvery, tails))
+      const reference = structures(built(rows, 'reference', readEvery, tails))
+      expect((reference.tailCjk as Map<number, string>).size).toBe(3)
       for (const name of Object.keys(reference)) expect(fast[name], `${name} (read every ${readEvery})`).toEqual(reference[name])
     }
   })

@@ -6,7 +6,7 @@
  * it stays within its memory budget. Both backends.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ShadowStore, type SearchOptions, type SearchResult, type ShadowMessageInput } from '../src/index.ts'
+import { CANDIDATE_TEXT_CHARS, ShadowStore, type SearchOptions, type SearchResult, type ShadowMessageInput } from '../src/index.ts'
 import { search } from '../src/search/search.ts'
 import { INLINE_MESSAGES } from '../src/resident/registry.ts'
 import { scanTerms } from '../src/search/passage.ts'
@@ -173,6 +173,31 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     // the index lists read each word's newest matches: the old message is in none of them
     const lists = await search(store.backend, 'heron osprey kestrel', { sessionId: 'old' })
     expect(lists.hits.map(hit => hit.message.seq)).not.toContain(1)
+    await store.close()
+  })
+
+  it('finds a word only the part of a message past the light read\'s cut holds, as the index lists find it', async () => {
+    const store = await ShadowStore.open(target.location())
+    // a build log whose failure summary comes past the cut (CANDIDATE_TEXT_CHARS), one word split by the cut itself
+    const head = 'filler '.repeat(36_571)
+    const log = `${head}wombatstorm ${'filler '.repeat(3_000)}ERR_PLATYPUS_DRIFT in src/geo/kml_reader.ts, ｆｕｌｌｗｉｄｔｈ 数据漂移 summary`
+    const split = `${'x '.repeat((CANDIDATE_TEXT_CHARS - 4) / 2)}quokkaline and more ${'filler '.repeat(100)}`
+    await store.append([message('cut', 1, 'hello world'), message('cut', 2, log), message('cut', 3, 'another one')])
+    const compare = async (query: string, seqs: number[]): Promise<void> => {
+      const resident = await store.search(query, { sessionId: 'cut' })
+      const lists = await search(store.backend, query, { sessionId: 'cut' })
+      expect(answer(resident, true), query).toEqual(answer(lists, true))
+      expect(resident.hits.map(hit => hit.message.seq), query).toEqual(seqs)
+      expect(resident.terms.every(term => term.inScope > 0), query).toBe(seqs.length > 0)
+    }
+    for (const query of ['ERR_PLATYPUS_DRIFT', 'platypus drift', 'kml_reader.ts', 'fullwidth', '数据漂移']) await compare(query, [2])
+    expect(store.residentUsage().sessions).toBe(1)
+    // appended to an index already held (a delta), and a word the cut splits
+    await store.append([message('cut', 4, split)])
+    await compare('quokkaline', [4])
+    await compare('wombatstorm', [2])
+    await compare('zeppelin', [])
+    expect(store.residentUsage().sessions).toBe(1)
     await store.close()
   })
 

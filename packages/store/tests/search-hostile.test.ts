@@ -76,6 +76,18 @@ describe.each(TARGETS)('hostile search options on $name', target => {
         return answer
       }
     }
+    // the resident index is built once (its pages measured): a cut row's text is read in full then,
+    // once, to list its tail (session-index.ts textTail); a search reads no more than the cut
+    let reads = 0
+    const measured = backend.getMessage
+    backend.getMessage = async (...args: never[]) => {
+      reads += 1
+      return real.getMessage!.apply(store.backend, args)
+    }
+    await store.warm(sessionId)
+    expect(store.residentUsage().sessions).toBeGreaterThan(0)
+    expect(reads).toBe(1)
+    backend.getMessage = measured
     try {
       const result = await store.search('needle huge', { sessionId })
       expect(result.hits[0]!.message.seq).toBe(1)

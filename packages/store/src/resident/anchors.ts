@@ -307,10 +307,10 @@ export class AnchorIndex {
   /**
    * Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at
    * least 3 characters). The anchors holding all the term's trigrams are found smallest list first,
-   * a long list probed by binary search rather than walked. `found` takes each gid it marks (one
+   * a long list probed by binary search rather than walked. `listed` takes each gid it marks (one
    * not marked before), so a search walks its matches rather than every mark.
    */
-  markSubstring(term: string, marks: Uint8Array, offset: number, below: number, found?: number[]): void {
+  markSubstring(term: string, marks: Uint8Array, offset: number, below: number, listed?: number[]): void {
     this.settle()
     const lists: number[][] = []
     for (const gram of new Set(trigramsOf(term))) {
@@ -333,7 +333,7 @@ export class AnchorIndex {
       for (let at = 0; at < docs.length; at += 1) {
         const doc = docs[at]!
         if (doc >= below) break
-        if (found !== undefined && marks[offset + doc] !== 1) found.push(offset + doc)
+        if (listed !== undefined && marks[offset + doc] !== 1) listed.push(offset + doc)
         marks[offset + doc] = 1
       }
     }

@@ -69,7 +69,7 @@ export class SubstringDocs {
       const marks = new Uint8Array(this.view.total)
       const found: number[] = []
       this.view.markSubstrings([term], marks, found)
-      const gids = Int32Array.from(found).sort()
+      const gids = Int32Array.from(found).toSorted()
       this.held.set(term, docs = { marks, gids, length: gids.length })
     }
     return docs

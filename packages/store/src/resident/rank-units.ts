@@ -4,6 +4,7 @@
  * for as many units as the result and a value history can reach.
  */
 import type { AnalyzedQuery } from '../analyzer.ts'
+import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
 import { bucket, exactLiterals } from '../search/rank.ts'
 import { leading } from './select.ts'
 import { ANCHORS_PARTIAL } from './session-index.ts'
@@ -111,7 +112,9 @@ function literalTests(view: ScopeView, exact: readonly string[], substringMarks:
   return exact.map(literal => {
     if (!ANCHORABLE.test(literal) || !ANCHOR_MARK.test(literal) || CJK_LETTER.test(literal)) return (gid: number) => view.lowerText(gid).includes(literal)
     const marks = substringMarks(literal)
-    return (gid: number) => marks[gid] === 1 || ((view.flags[gid]! & ANCHORS_PARTIAL) !== 0 && view.lowerText(gid).includes(literal))
+    // a cut text's anchors hold its tail's too (session-index.ts textTail): its text, as ranked, is looked at
+    return (gid: number) => (view.length[gid]! >= CANDIDATE_TEXT_CHARS ? view.lowerText(gid).includes(literal)
+      : marks[gid] === 1 || ((view.flags[gid]! & ANCHORS_PARTIAL) !== 0 && view.lowerText(gid).includes(literal)))
   })
 }
 

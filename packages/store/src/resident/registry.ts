@@ -20,10 +20,10 @@
  * whose indexes alone pass the budget: a build stops there, and the scope is searched through the
  * lists until it holds fewer messages than it did then.
  */
-import type { SessionChanges, ShadowBackend } from '../backend.ts'
+import { CANDIDATE_TEXT_CHARS, type SessionChanges, type ShadowBackend } from '../backend.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { ROW_BYTES } from './memory.ts'
-import { SessionIndex, type StoredEvent } from './session-index.ts'
+import { SessionIndex, textTail, type StoredEvent } from './session-index.ts'
 
 export interface ResidentOptions {
   /** Bytes of resident indexes kept (an estimate); 0 turns resident search off. Default 256 MiB. */
@@ -149,6 +149,7 @@ export class SessionIndexRegistry {
       const held = this.indexes.get(sessionId)
       return held === undefined ? { sessionId, since: PROBE } : { sessionId, since: held.revision, bound: { rows: INLINE_MESSAGES + 1, bytes: INLINE_BYTES } }
     }))
+    const tails = await Promise.all(ids.map((id, at) => (changes[at] === undefined || !whole(changes[at]) ? new Map<number, string>() : tailsOf(backend, id, changes[at].rows))))
     let total = 0
     const rebuild: string[] = []
     let cost = 0
@@ -162,7 +163,7 @@ export class SessionIndexRegistry {
         return
       }
       total += change.messageCount
-      if (index === undefined || !whole(change) || !apply(index, change)) {
+      if (index === undefined || !whole(change) || !apply(index, change, tails[at]!)) {
         rebuild.push(id)
         cost += change.messageCount
       }
@@ -287,11 +288,13 @@ export class SessionIndexRegistry {
       }
       // the first page's revision: the next delta read since it takes in what changed under the later pages
       if (build.afterSeq < 0) build.index.revision = page.revision
+      const tails = await tailsOf(backend, build.index.sessionId, page.rows)
       for (const [at, row] of page.rows.entries()) {
-        build.index.append(row, page.events[at]!)
-        if (inline !== undefined) inline.bytes -= Buffer.byteLength(row.text)
+        const tail = tails.get(row.seq)
+        build.index.append(row, page.events[at]!, tail)
+        if (inline !== undefined) inline.bytes -= Buffer.byteLength(row.text) + (tail?.length ?? 0)
         rows += 1
-        chars += row.text.length
+        chars += row.text.length + (tail?.length ?? 0)
         if (inline === undefined && (rows >= SLICE || chars >= SLICE_CHARS)) {
           await new Promise(resolve => setImmediate(resolve))
           rows = 0
@@ -374,6 +377,22 @@ class Build {
   }
 }
 
+/**
+ * The tails of the rows a light read cut (session-index.ts textTail), by seq: each read in full. A
+ * row rewritten or gone since its light read is left out (the next delta read finds the change).
+ */
+async function tailsOf(backend: ShadowBackend, sessionId: string, rows: readonly ShadowMessage[]): Promise<Map<number, string>> {
+  const tails = new Map<number, string>()
+  for (const row of rows) {
+    if (row.text.length < CANDIDATE_TEXT_CHARS || row.expiredAt !== null) continue
+    const full = await backend.getMessage(sessionId, row.seq)
+    if (full === undefined || full.hash !== row.hash) continue
+    const tail = textTail(full.text, row.text.length)
+    if (tail !== undefined) tails.set(row.seq, tail)
+  }
+  return tails
+}
+
 /** Whether a delta read with sync's bound is the whole delta (under both bounds). */
 function whole(change: SessionChanges): boolean {
   if (change.rows.length > INLINE_MESSAGES) return false
@@ -383,7 +402,7 @@ function whole(change: SessionChanges): boolean {
 }
 
 /** Apply a delta in place; false when only a rebuild can (rows removed, rewritten, or filled in below the last). */
-function apply(index: SessionIndex, change: SessionChanges): boolean {
+function apply(index: SessionIndex, change: SessionChanges, tails: ReadonlyMap<number, string>): boolean {
   if (change.revision === index.revision) return true
   // below it: forgotten and registered again; rows removed since: only a full read says which
   if (change.revision < index.revision || change.removedRev > index.revision) return false
@@ -403,7 +422,7 @@ function apply(index: SessionIndex, change: SessionChanges): boolean {
     const doc = index.docOf(row.seq)
     if (doc >= 0) index.mark(doc, row)
   }
-  for (const { row, event } of appended) index.append(row, event)
+  for (const { row, event } of appended) index.append(row, event, tails.get(row.seq))
   // the pieces of a delta's rows are not kept for the next one (a live session's few rows a turn)
   if (appended.length > 0) index.built()
   index.revision = change.revision

@@ -15,6 +15,7 @@
  * the registry keeps it in step with the store (resident/registry.ts).
  */
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
+import { MAX_INDEXED_CHARS } from '../analyzer.ts'
 import { unpackEventJson } from '../event-json.ts'
 import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage, ShadowRole } from '../types.ts'
@@ -36,6 +37,10 @@ export type StoredEvent = Uint8Array | string
 
 /** Bytes per chunk of kept (packed) tokens, at most (the first ones are smaller: a short session holds few). */
 const TOKEN_CHUNK = 1 << 18
+/** Characters of a cut row's tail listed in one pass (below RANK_TEXT_CHARS, where the pass cuts its sample). */
+const TAIL_PIECE = 128_000
+/** A word the light read's cut split is listed whole from its start, up to this far back. */
+const SPLIT_WORD_CHARS = 256
 const FIRST_TOKEN_CHUNK = 1 << 12
 
 /** Pending postings (entries × 3) past which `settle` sorts them by key first. */
@@ -147,6 +152,8 @@ export class SessionIndex {
   /** Key ids that are the whole of some camelCase piece: its parts count only when the whole is no query term. */
   private readonly camelWholes = new Set<number>()
   private readonly long = new Map<string, Postings & { upTo: number }>()
+  /** Per doc with a tail (`append`): the tail's CJK runs, NFKC-folded, each ended by a NUL (a long CJK term is looked for there too). */
+  private readonly tailCjk = new Map<number, string>()
   private readonly scratch = new Column(int32)
   private readonly touched: number[] = []
   /** Keys listed at a count of 0 for the doc being added (listFolded). */
@@ -196,8 +203,11 @@ export class SessionIndex {
   /**
    * Add a row after every row held (its seq above the last): `row` as a light read gives it (text
    * cut at CANDIDATE_TEXT_CHARS, no event JSON), `event` its event JSON as stored (event-json.ts).
+   * `tail`: of a row the light read cut, its text from the cut to what the index lists hold
+   * (`textTail`): its keys listed at a count of 0 and its anchors held, so the message is found by
+   * a word only its tail holds, as the index lists find it (the scan, and so the ranking, sees the cut text).
    */
-  append(row: ShadowMessage, event: StoredEvent): void {
+  append(row: ShadowMessage, event: StoredEvent, tail?: string): void {
     if (row.seq <= this.lastSeq) throw new Error(`resident index: row ${row.seq} is not after ${this.lastSeq}`)
     const doc = this.rows.length
     this.rows.push(row)
@@ -227,6 +237,8 @@ export class SessionIndex {
     }
     if (this.reference) flags |= this.indexReference(doc, row)
     else flags |= this.indexText(doc, row, lower)
+    if (tail !== undefined) this.listTail(doc, tail)
+    this.fileListed(doc)
     this.flags.push(flags)
     for (const id of this.touched) {
       this.post(id, doc, this.scratch.get(id))
@@ -291,7 +303,7 @@ export class SessionIndex {
     const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
     if (!this.anchors.addScanned(doc, text, sample, scan, folded !== sample)) flags |= ANCHORS_PARTIAL
     // last: the pass runs again, over the folded sample
-    if (folded !== sample) this.listFolded(doc, folded)
+    if (folded !== sample) this.listFolded(folded)
     return flags
   }
 
@@ -307,7 +319,7 @@ export class SessionIndex {
     if (NON_ASCII.test(text)) {
       const sample = scanSample(text)
       const folded = sample.normalize('NFKC')
-      if (folded !== sample) this.listFolded(doc, folded)
+      if (folded !== sample) this.listFolded(folded)
     }
     const complete = this.anchors.addView(doc, text)
     if (found.oddKeys.length > 0) this.odd.set(doc, found.oddKeys)
@@ -326,10 +338,11 @@ export class SessionIndex {
    * Keys the words index holds and the scan does not count (NFKC folds the text: fullwidth letters,
    * ligatures, halfwidth kana): listed with a count of 0, so the message is a candidate and counted
    * among a word's messages as the index lists find it ('ｐｏｏｌ' for pool), and ranks as they rank
-   * it. `folded`: the scan's sample, NFKC-folded (where that changes it); before `touched` is filed.
-   * The one-pass build runs the pass over it (its findings for the sample are read by then).
+   * it. `folded`: the scan's sample, NFKC-folded (where that changes it), or a piece of a cut row's
+   * tail; `fileListed` files them. The one-pass build runs the pass over it (its findings for the
+   * sample are read by then).
    */
-  private listFolded(doc: number, folded: string): void {
+  private listFolded(folded: string): void {
     if (this.reference) {
       scanPieces(folded, this.pieceCache, piece => {
         this.resolve(piece)
@@ -353,6 +366,34 @@ export class SessionIndex {
       }
       if (scan.cjk) this.countCjk(sample.toLowerCase(), true)
     }
+  }
+
+  /**
+   * A cut row's tail (`append`): its keys listed at a count of 0 (NFKC-folded, as the index lists
+   * hold a text), its anchors held; in pieces of at most TAIL_PIECE characters, each ending where a
+   * word does (the scan's sample is cut at RANK_TEXT_CHARS).
+   */
+  private listTail(doc: number, tail: string): void {
+    for (let from = 0; from < tail.length;) {
+      let to = Math.min(tail.length, from + TAIL_PIECE)
+      if (to < tail.length) {
+        const space = tail.lastIndexOf(' ', to)
+        if (space > from) to = space
+      }
+      const piece = tail.slice(from, to)
+      const folded = piece.normalize('NFKC')
+      this.listFolded(folded)
+      this.anchors.addView(doc, piece)
+      const runs = folded.toLowerCase().replace(NOT_CJK, '\0')
+      if (runs.length > 1) this.tailCjk.set(doc, (this.tailCjk.get(doc) ?? '') + runs + '\0')
+      from = to
+    }
+    const runs = this.tailCjk.get(doc)
+    if (runs !== undefined) this.held += stringBytes(runs)
+  }
+
+  /** The keys listFolded listed for the doc being added, filed at a count of 0 (before `touched` is). */
+  private fileListed(doc: number): void {
     for (const id of this.folded) {
       this.post(id, doc, 0)
       this.scratch.set(id, 0)
@@ -697,7 +738,8 @@ export class SessionIndex {
         const sample = scanSample(this.rows[doc]!.text)
         const count = countOccurrences(sample, term)
         // held only once NFKC folds the text (halfwidth kana): a candidate at 0, as the pairs are (append)
-        if (count > 0 || (NON_ASCII.test(sample) && sample.normalize('NFKC').includes(term))) {
+        // or only a cut text's tail holds it (listTail): a candidate at 0 too
+        if (count > 0 || (NON_ASCII.test(sample) && sample.normalize('NFKC').includes(term)) || this.tailCjk.get(doc)?.includes(term) === true) {
           memo.docs.push(doc)
           memo.counts.push(count)
           this.held += ENTRY_BYTES
@@ -785,3 +827,22 @@ export class SessionIndex {
     this.anchors.markSubstring(term, marks, offset, below, found)
   }
 }
+
+/**
+ * The part of a row's full text a light read cut (`cutAt`: the light text's length) that the index
+ * lists still hold (analyzer.ts MAX_INDEXED_CHARS), from the start of the word the cut split;
+ * undefined when the light read did not cut it.
+ */
+export function textTail(full: string, cutAt: number): string | undefined {
+  const end = Math.min(full.length, MAX_INDEXED_CHARS)
+  if (cutAt >= end) return undefined
+  let from = cutAt
+  while (from > cutAt - SPLIT_WORD_CHARS && from > 0 && WORD_CHAR.test(full[from - 1]!)) from -= 1
+  // not inside a surrogate pair
+  if (from > 0 && from < full.length && /[\udc00-\udfff]/.test(full[from]!)) from -= 1
+  return full.slice(from, end)
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u
+/** What is not a CJK letter (terms.ts CJK_CHAR), in runs. */
+const NOT_CJK = /[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
