@@ -13,7 +13,7 @@ import { INLINE_BYTES, INLINE_MESSAGES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } fro
 import { SessionIndex } from '../src/resident/session-index.ts'
 import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
 import { search } from '../src/search/search.ts'
-import { COUNT_LIMIT, ScopeView } from '../src/resident/view.ts'
+import { mayPassCap, ScopeView } from '../src/resident/view.ts'
 import { MAX_POSITIONS, scanTerms } from '../src/search/passage.ts'
 import { heap, listReads, message } from './helpers.ts'
 import { sqliteTarget, TARGETS } from './targets.ts'
@@ -435,11 +435,16 @@ describe('resident index scans past the position cap', () => {
       Array.from({ length: 2_000 }, (_, index) => `数据库迁移 harbor ${index} 数据 lantern`).join('，'),
       `${'[tool call shell] {"cmd":"harbor lantern"} '.repeat(2_000)}harbor`,
       'lantern harbor '.repeat(20_000),
+      // between the old bound (a quarter of the cap) and the cap: counted from the lists now
+      'harbor lantern '.repeat(1_500),
+      `${'数据库迁移 harbor '.repeat(900)}`,
+      'harbor '.repeat(4_000),
     ]
     const index = new SessionIndex('s', 't', 0)
     cases.forEach((text, seq) => index.append({ sessionId: 's', seq, shadowId: `t.${seq}`, eventType: 'user/message', role: 'user', sourceKind: 'user', turn: 1, step: 1, toolName: null, callId: null, time: seq, tokens: 1, hash: `h${seq}`, eventJson: '', text, elidedBy: null, expiredAt: null }, ''))
     const view = new ScopeView([{ index, belowSeq: Number.POSITIVE_INFINITY }])
     let capped = 0
+    let uncapped = 0
     for (const terms of [['harbor'], ['harbor', 'lantern'], ['lantern', 'getharborlantern'], ['数据库', 'harbor'], ['数据', 'lantern', 'harbor'], ['x', 'harbor']]) {
       cases.forEach((text, doc) => {
         const counts = terms.map(term => {
@@ -447,13 +452,20 @@ describe('resident index scans past the position cap', () => {
           const at = list.gids.slice(0, list.length).indexOf(doc)
           return at < 0 ? 0 : list.counts[at]!
         })
-        if (counts.reduce((a, b) => a + b, 0) < COUNT_LIMIT) return
+        if (counts.reduce((a, b) => a + b, 0) < MAX_POSITIONS / 4) return
         const scan = scanTerms(text, terms)
         if (scan.positions.length >= MAX_POSITIONS) capped += 1
         expect(index.scans(terms, stored => stored(doc)), `${doc} ${JSON.stringify(terms)}`).toEqual(scan)
+        // under the caps the lists' counts are the scan's (the engine counts such a doc again only past one)
+        const positions = terms.map((_, term) => scan.positions.filter(found => found.term === term).length)
+        if (!mayPassCap(counts, 0, terms.map(term => /\p{Script=Han}/u.test(term))) && !terms.some((term, at) => at > 0 && index.camelWhole(term))) {
+          uncapped += 1
+          expect(counts, `${doc} ${JSON.stringify(terms)}`).toEqual(positions)
+        }
       })
     }
     expect(capped).toBeGreaterThan(5)
+    expect(uncapped).toBeGreaterThan(3)
   })
 })
 

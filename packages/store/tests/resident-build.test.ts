@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { SessionIndex } from '../src/resident/session-index.ts'
-import { RANK_TEXT_CHARS } from '../src/search/passage.ts'
+import { MAX_POSITIONS, RANK_TEXT_CHARS } from '../src/search/passage.ts'
 import type { ShadowMessage, ShadowRole } from '../src/types.ts'
 import { generatedText, GLUE, pointsOf, random, word } from './generated-text.ts'
 import { heap } from './helpers.ts'
@@ -176,6 +176,37 @@ describe('resident index build', () => {
     // each held ~420 KB of buffers and tables at their first sizes, token chunk included
     expect(each).toBeLessThan(100_000)
     expect(indexes.every(index => index.size === rows.length)).toBe(true)
+  })
+
+  it('counts what its scans of stored tokens find, positions cap and camelCase wholes included, without making them', () => {
+    const rows = corpus(23, 800)
+    const seq = rows.at(-1)!.seq
+    // past the scan's position cap: a log's repeated words, camelCase wholes among their parts, CJK runs
+    rows.push(row(seq + 1, 'foo bar baz getPoolSize pool '.repeat(2_000), 'tool', null, false), row(seq + 2, `${'数据库 迁移 pool '.repeat(3_000)} getPool`, 'tool', null, false), row(seq + 3, `${'foo '.repeat(5_000)}zebra ${'数据库'.repeat(10)}`, 'tool', null, false))
+    const index = built(rows, 'fast')
+    const termSets = [['pool'], ['foo', 'bar', 'baz', 'getpoolsiz', 'pool'], ['get', 'pool', 'size', 'getpoolsiz'], ['数据库', 'pool', '迁移'], ['retri', 'zeppelin', '数据'], ['ｐｏｏｌ', 'a.b', 'x1'], ['foo', 'zebra'], ['foo', 'zebra', '数据库']]
+    let capped = 0
+    for (const terms of termSets) {
+      const width = terms.length
+      const expected = new Float64Array(rows.length * width)
+      index.scans(terms, scan => {
+        for (let doc = 0; doc < rows.length; doc += 1) {
+          const found = scan(doc)
+          for (const position of found.positions) expected[doc * width + position.term]! += 1
+          found.covered.forEach((covered, term) => {
+            if (covered && expected[doc * width + term] === 0) expected[doc * width + term] = 0.5
+          })
+          if (found.positions.length >= MAX_POSITIONS) capped += 1
+        }
+      })
+      const counted = new Float64Array(rows.length * width).fill(7)
+      index.counts(terms, count => {
+        for (let doc = 0; doc < rows.length; doc += 1) count(doc, counted, doc * width)
+      })
+      expect(Array.from(counted), terms.join(' ')).toEqual(Array.from(expected))
+      expect(expected.some(value => value > 0), terms.join(' ')).toBe(true)
+    }
+    expect(capped).toBeGreaterThan(2)
   })
 
   it('answers what a search asks the same way', () => {

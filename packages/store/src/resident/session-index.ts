@@ -632,6 +632,114 @@ export class SessionIndex {
    * are this index's, set for the terms and cleared before it returns.
    */
   scans<T>(terms: readonly string[], make: (scan: (doc: number) => TermScan) => T): T {
+    return this.slotted(terms, cjk => {
+      const slots = this.slots
+      const reader = new TokenReader()
+      return make(doc => {
+        const covered = terms.map(() => false)
+        const positions: TermPosition[] = []
+        const tokens = reader
+        tokens.start(this.tokens[doc]!)
+        let wholeFound = false
+        while (tokens.next()) {
+          const code = tokens.code
+          // a camelCase part is not counted where its whole matched (the scan's rule)
+          const part = (code & 1) === 1
+          if (part && wholeFound) continue
+          const index = slots.get(code >> 1)
+          if (!part) wholeFound = index >= 0
+          if (index < 0) continue
+          covered[index] = true
+          if (positions.length < MAX_POSITIONS) positions.push({ at: tokens.at, length: tokens.length, term: index })
+        }
+        if (cjk.length > 0) {
+          const lower = this.sampleLower(doc)
+          for (const { term, index } of cjk) {
+            let found = 0
+            for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+              covered[index] = true
+              if (positions.length < MAX_POSITIONS) positions.push({ at, length: term.length, term: index })
+              found += 1
+            }
+          }
+          positions.sort((a, b) => a.at - b.at)
+        }
+        return { covered, positions, scanned: Math.min(this.rows[doc]!.text.length, RANK_TEXT_CHARS) }
+      })
+    })
+  }
+
+  /**
+   * What `scans`' scan of a doc counts, its positions counted rather than made: `count(doc, out,
+   * base)` writes at out[base + term] how many positions of the term the scan keeps (its cap
+   * included), 0.5 for a term it covers with none kept. Same conditions as `scans`. A doc with
+   * many matches (a log's repeated words) is recounted by every search: its thousands of position
+   * objects took most of such a search's time, in the collector.
+   */
+  counts<T>(terms: readonly string[], make: (count: (doc: number, out: Float64Array, base: number) => void) => T): T {
+    return this.slotted(terms, (cjk, slotted) => {
+      const slots = this.slots
+      const width = terms.length
+      const covered = new Uint8Array(width)
+      return make((doc, out, base) => {
+        covered.fill(0)
+        for (let index = 0; index < width; index += 1) out[base + index] = 0
+        let kept = 0
+        let coveredTokens = 0
+        // the triples decoded here, the position and length skipped (tokens.ts TokenReader reads all three)
+        const bytes = this.tokens[doc]!
+        const end = bytes.length
+        let offset = 0
+        let wholeFound = false
+        while (offset < end) {
+          let byte = bytes[offset++]!
+          let code = byte & 0x7f
+          for (let scale = 128; (byte & 0x80) !== 0; scale *= 128) {
+            byte = bytes[offset++]!
+            code += (byte & 0x7f) * scale
+          }
+          while ((bytes[offset++]! & 0x80) !== 0);
+          while ((bytes[offset++]! & 0x80) !== 0);
+          // a camelCase part is not counted where its whole matched (the scan's rule)
+          const part = (code & 1) === 1
+          if (part && wholeFound) continue
+          const index = slots.get(code >> 1)
+          if (!part) wholeFound = index >= 0
+          if (index < 0) continue
+          if (covered[index] === 0) {
+            covered[index] = 1
+            coveredTokens += 1
+          }
+          if (kept < MAX_POSITIONS) {
+            out[base + index]! += 1
+            kept += 1
+          } else if (coveredTokens === slotted) break // past the cap with every term covered: the rest changes nothing
+        }
+        if (cjk.length > 0) {
+          const lower = this.sampleLower(doc)
+          for (const { term, index } of cjk) {
+            let found = 0
+            for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+              covered[index] = 1
+              if (kept < MAX_POSITIONS) {
+                out[base + index]! += 1
+                kept += 1
+              }
+              found += 1
+            }
+          }
+        }
+        for (let index = 0; index < width; index += 1) if (covered[index] === 1 && out[base + index] === 0) out[base + index] = 0.5
+      })
+    })
+  }
+
+  /**
+   * Run with the terms' key slots set (each key's slot its first term; `slotted` keys set), the CJK
+   * terms apart (counted in the text): `scans` and `counts` read them, synchronously, and they are
+   * cleared before this returns.
+   */
+  private slotted<T>(terms: readonly string[], run: (cjk: ReadonlyArray<{ term: string; index: number }>, slotted: number) => T): T {
     const slots = this.slots
     const set: number[] = []
     const cjk: Array<{ term: string; index: number }> = []
@@ -646,45 +754,17 @@ export class SessionIndex {
         set.push(id)
       }
     })
-    const reader = new TokenReader()
-    const scan = (doc: number): TermScan => {
-      const covered = terms.map(() => false)
-      const positions: TermPosition[] = []
-      const tokens = reader
-      tokens.start(this.tokens[doc]!)
-      let wholeFound = false
-      while (tokens.next()) {
-        const code = tokens.code
-        const part = (code & 1) === 1
-        if (!part) wholeFound = false
-        else if (wholeFound) continue
-        const index = slots.get(code >> 1)
-        if (index < 0) continue
-        if (!part) wholeFound = true
-        covered[index] = true
-        if (positions.length < MAX_POSITIONS) positions.push({ at: tokens.at, length: tokens.length, term: index })
-      }
-      if (cjk.length > 0) {
-        // the scan's sample, lowercased: the text itself for most docs (no tool-call rendering, not cut)
-        const held = this.lowers[doc]!
-        const lower = held.length > RANK_TEXT_CHARS || held.includes('[tool call ') ? scanSample(held) : held
-        for (const { term, index } of cjk) {
-          let found = 0
-          for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
-            covered[index] = true
-            if (positions.length < MAX_POSITIONS) positions.push({ at, length: term.length, term: index })
-            found += 1
-          }
-        }
-        positions.sort((a, b) => a.at - b.at)
-      }
-      return { covered, positions, scanned: Math.min(this.rows[doc]!.text.length, RANK_TEXT_CHARS) }
-    }
     try {
-      return make(scan)
+      return run(cjk, set.length)
     } finally {
       for (const id of set) slots.set(id, -1)
     }
+  }
+
+  /** The scan's sample of a doc, lowercased: the text itself for most docs (no tool-call rendering, not cut). */
+  private sampleLower(doc: number): string {
+    const held = this.lowers[doc]!
+    return held.length > RANK_TEXT_CHARS || held.includes('[tool call ') ? scanSample(held) : held
   }
 
   /** Metadata a write changed without changing the text (an elision mark). */

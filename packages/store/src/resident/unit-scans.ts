@@ -8,14 +8,14 @@ import type { RankedUnit } from '../search/rank.ts'
 import { messageKey, type SearchUnit } from '../search/units.ts'
 import { LOWER_SHIFT } from './session-index.ts'
 import type { UnitTable, Units } from './unit-table.ts'
-import { COUNT_LIMIT, type ScopeView } from './view.ts'
+import { mayPassCap, type ScopeView } from './view.ts'
 
 /**
  * Docs whose counts the lists cannot give for this query (resident/terms.ts): counted again from
  * their stored tokens when one of the query's terms is the whole of a camelCase piece there (the
  * piece's parts then count only where it does not match whole) or the scan may have stopped
- * recording (COUNT_LIMIT: the stored tokens give the scan's own positions, cap included, at a
- * fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
+ * recording (view.ts mayPassCap: the stored tokens give the scan's own counts, cap included, at
+ * a fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
  * matched them, a second apiece); scanned when a head is odd or the lowercase shifted with a CJK
  * term. Held without positions counts as 0.5: covered, no BM25.
  */
@@ -24,25 +24,32 @@ export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], co
   if (width === 0) return
   const latin = new Set(terms.filter(term => !isCjkTerm(term)))
   const anyCjk = latin.size < terms.length
+  const cjkTerms = terms.map(term => !latin.has(term))
   // per segment: the query terms that are some camelCase piece's whole there
   const wholes = view.segments.map(segment => (latin.size < 2 ? [] : terms.flatMap((term, index) => (latin.has(term) && segment.index.camelWhole(term) ? [index] : []))))
+  // per segment: the docs (their positions in `docs`) counted again from their stored tokens
+  const recounts: number[][] = view.segments.map(() => [])
   for (let position = 0; position < docs.length; position += 1) {
     const gid = docs[position]!
-    const segment = view.segmentOf(gid)
+    const at = view.segments.indexOf(view.segmentOf(gid))
     const base = position * width
-    let sum = 0
-    for (let index = 0; index < width; index += 1) sum += counts[base + index]!
     const odd = view.oddKeys(gid)
     const irregular = (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
-    const recount = !irregular && (sum >= COUNT_LIMIT || wholes[view.segments.indexOf(segment)]!.some(index => counts[base + index]! > 0))
-    if (!irregular && !recount) continue
-    const scan = irregular ? scanTerms(view.row(gid).text, terms) : segment.index.scans(terms, stored => stored(gid - segment.offset))
-    for (let index = 0; index < width; index += 1) counts[base + index] = 0
-    for (const found of scan.positions) counts[base + found.term]! += 1
-    scan.covered.forEach((covered, index) => {
-      if (covered && counts[base + index] === 0) counts[base + index] = 0.5
-    })
+    if (irregular) {
+      const scan = scanTerms(view.row(gid).text, terms)
+      for (let index = 0; index < width; index += 1) counts[base + index] = 0
+      for (const found of scan.positions) counts[base + found.term]! += 1
+      scan.covered.forEach((covered, index) => {
+        if (covered && counts[base + index] === 0) counts[base + index] = 0.5
+      })
+    } else if (mayPassCap(counts, base, cjkTerms) || wholes[at]!.some(index => counts[base + index]! > 0)) recounts[at]!.push(position)
   }
+  view.segments.forEach((segment, at) => {
+    const mine = recounts[at]!
+    if (mine.length > 0) segment.index.counts(terms, count => {
+      for (const position of mine) count(docs[position]! - segment.offset, counts, position * width)
+    })
+  })
 }
 
 /**

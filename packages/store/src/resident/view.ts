@@ -247,5 +247,20 @@ export function rowPredicate(filter: MessageFilter, shadowed: ReadonlySet<number
   }
 }
 
-/** Sum of counts past which a scan may stop recording positions: such a doc is scanned, not counted. */
-export const COUNT_LIMIT = Math.floor(MAX_POSITIONS / 4)
+/**
+ * Whether the scan of a doc whose terms the lists count so (`counts[base + term]`; `cjk[term]`: a
+ * CJK term) may stop recording positions: more than MAX_POSITIONS in all, or a CJK term's at its
+ * own cap (MAX_POSITIONS over the CJK terms: passage.ts scanTerms). Under both, the positions the
+ * scan records are the counts (resident/terms.ts); past one, the doc is counted again.
+ */
+export function mayPassCap(counts: ArrayLike<number>, base: number, cjk: readonly boolean[]): boolean {
+  let sum = 0
+  let cjkTerms = 0
+  for (let term = 0; term < cjk.length; term += 1) {
+    sum += counts[base + term]!
+    if (cjk[term]) cjkTerms += 1
+  }
+  if (sum > MAX_POSITIONS) return true
+  for (let term = 0; term < cjk.length; term += 1) if (cjk[term] && counts[base + term]! >= MAX_POSITIONS / cjkTerms) return true
+  return false
+}
