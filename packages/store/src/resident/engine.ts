@@ -135,7 +135,7 @@ export async function residentSearch(backend: ShadowBackend, request: ResidentQu
   const table = new UnitTable(units, slot, counts, width)
   const ranked = rankUnits(view, table, terms, weights, analyzed, limit, term => substrings.of(term).marks)
   // the scans the policy reads (value statements, passages): of the leading units' messages, from stored tokens
-  const scanned = docScans(view, ranked.flatMap(unit => [units.rep[unit]!, units.call[unit]!, units.question[unit]!]).filter(gid => gid >= 0), slot, counts, terms)
+  const scanned = docScans(view, ranked.flatMap(unit => [units.rep[unit]!, units.call[unit]!, units.question[unit]!]).filter(gid => gid >= 0), terms)
   // a winner read again is scanned from its tokens while its text is the one ranked
   const scanOf = (row: ShadowMessage): TermScan => {
     const known = scanned.get(messageKey(row))

@@ -626,8 +626,8 @@ export class SessionIndex {
 
   /**
    * `scanTerms(text, terms)` of each of these docs, from their stored tokens, as `make` asks: a
-   * doc must be regular for these terms (no odd key among them, no shifted lowercase with a CJK
-   * term: resident/engine.ts scans the others); past the scan's position cap too, which it keeps
+   * doc must be regular for these terms (no odd key among them: resident/unit-scans.ts scans the
+   * others; a shifted lowercase places no CJK match, as the scan's does not); past the scan's position cap too, which it keeps
    * as the scan does (tests/resident-attack.test.ts). Synchronous: the key slots
    * are this index's, set for the terms and cleared before it returns.
    */
@@ -652,7 +652,12 @@ export class SessionIndex {
           covered[index] = true
           if (positions.length < MAX_POSITIONS) positions.push({ at: tokens.at, length: tokens.length, term: index })
         }
-        if (cjk.length > 0) {
+        if (cjk.length > 0 && (this.flags.get(doc) & LOWER_SHIFT) !== 0) {
+          // a lowercase of another length: the scan marks a CJK term held, at no position (passage.ts scanTerms)
+          const lower = this.shiftedLower(doc)
+          for (const { term, index } of cjk) if (lower.includes(term)) covered[index] = true
+          positions.sort((a, b) => a.at - b.at)
+        } else if (cjk.length > 0) {
           const lower = this.sampleLower(doc)
           for (const { term, index } of cjk) {
             let found = 0
@@ -672,7 +677,8 @@ export class SessionIndex {
   /**
    * What `scans`' scan of a doc counts, its positions counted rather than made: `count(doc, out,
    * base)` writes at out[base + term] how many positions of the term the scan keeps (its cap
-   * included), 0.5 for a term it covers with none kept. Same conditions as `scans`. A doc with
+   * included), 0.5 for a term it covers with none kept. Same conditions as `scans`, but for a
+   * doc whose lowercase shifted (LOWER_SHIFT): its CJK terms counted as the scan does then. A doc with
    * many matches (a log's repeated words) is recounted by every search: its thousands of position
    * objects took most of such a search's time, in the collector.
    */
@@ -688,7 +694,8 @@ export class SessionIndex {
         let coveredTokens = 0
         // the triples decoded here, the position and length skipped (tokens.ts TokenReader reads all three)
         const bytes = this.tokens[doc]!
-        const end = bytes.length
+        // no key of the terms is held here: no token can count
+        const end = slotted === 0 ? 0 : bytes.length
         let offset = 0
         let wholeFound = false
         while (offset < end) {
@@ -715,7 +722,11 @@ export class SessionIndex {
             kept += 1
           } else if (coveredTokens === slotted) break // past the cap with every term covered: the rest changes nothing
         }
-        if (cjk.length > 0) {
+        if (cjk.length > 0 && (this.flags.get(doc) & LOWER_SHIFT) !== 0) {
+          // a lowercase of another length: the scan marks a CJK term held, at no position (passage.ts scanTerms)
+          const lower = this.shiftedLower(doc)
+          for (const { term, index } of cjk) if (lower.includes(term)) covered[index] = 1
+        } else if (cjk.length > 0) {
           const lower = this.sampleLower(doc)
           for (const { term, index } of cjk) {
             let found = 0
@@ -759,6 +770,15 @@ export class SessionIndex {
     } finally {
       for (const id of set) slots.set(id, -1)
     }
+  }
+
+  /**
+   * The scan's sample lowercased, of a doc whose lowercase shifted (LOWER_SHIFT): the held lowercase
+   * when it is the sample's (a text neither cut nor holding a call's rendering), else the sample's own.
+   */
+  private shiftedLower(doc: number): string {
+    const held = this.lowers[doc]!
+    return held.length <= RANK_TEXT_CHARS && !held.includes('[tool call ') ? held : scanSample(this.rows[doc]!.text).toLowerCase()
   }
 
   /** The scan's sample of a doc, lowercased: the text itself for most docs (no tool-call rendering, not cut). */

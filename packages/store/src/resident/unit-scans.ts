@@ -16,8 +16,8 @@ import { mayPassCap, type ScopeView } from './view.ts'
  * piece's parts then count only where it does not match whole) or the scan may have stopped
  * recording (view.ts mayPassCap: the stored tokens give the scan's own counts, cap included, at
  * a fraction of a scan of the text: 200 texts of 256 KB were scanned whole by every search that
- * matched them, a second apiece); scanned when a head is odd or the lowercase shifted with a CJK
- * term. Held without positions counts as 0.5: covered, no BM25.
+ * matched them, a second apiece), or the lowercase shifted with a CJK term (the scan places no
+ * CJK match then); scanned when a head is odd. Held without positions counts as 0.5: covered, no BM25.
  */
 export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], counts: Float64Array, terms: readonly string[]): void {
   const width = terms.length
@@ -34,7 +34,7 @@ export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], co
     const at = view.segments.indexOf(view.segmentOf(gid))
     const base = position * width
     const odd = view.oddKeys(gid)
-    const irregular = (anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || (odd !== undefined && odd.some(key => latin.has(key)))
+    const irregular = odd !== undefined && odd.some(key => latin.has(key))
     if (irregular) {
       const scan = scanTerms(view.row(gid).text, terms)
       for (let index = 0; index < width; index += 1) counts[base + index] = 0
@@ -42,7 +42,7 @@ export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], co
       scan.covered.forEach((covered, index) => {
         if (covered && counts[base + index] === 0) counts[base + index] = 0.5
       })
-    } else if (mayPassCap(counts, base, cjkTerms) || wholes[at]!.some(index => counts[base + index]! > 0)) recounts[at]!.push(position)
+    } else if ((anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) || mayPassCap(counts, base, cjkTerms) || wholes[at]!.some(index => counts[base + index]! > 0)) recounts[at]!.push(position)
   }
   view.segments.forEach((segment, at) => {
     const mine = recounts[at]!
@@ -54,14 +54,12 @@ export function scanWhereCountsFail(view: ScopeView, docs: readonly number[], co
 
 /**
  * The scans of these docs (scanTerms of their texts), by message key: from their stored tokens,
- * or, for a doc the tokens cannot speak for (an odd key, a shifted lowercase with a CJK term),
- * from their text. All made before the search waits on anything: the key slots are the index's.
+ * or, for a doc the tokens cannot speak for (an odd key among the terms), from their text. All
+ * made before the search waits on anything: the key slots are the index's.
  */
-export function docScans(view: ScopeView, gids: readonly number[], slot: Int32Array, counts: Float64Array, terms: readonly string[]): Map<string, { readonly text: string; readonly scan: TermScan }> {
+export function docScans(view: ScopeView, gids: readonly number[], terms: readonly string[]): Map<string, { readonly text: string; readonly scan: TermScan }> {
   const out = new Map<string, { readonly text: string; readonly scan: TermScan }>()
   const latin = new Set(terms.filter(term => !isCjkTerm(term)))
-  const anyCjk = latin.size < terms.length
-  const width = terms.length
   for (const segment of view.segments) {
     const mine = [...new Set(gids.filter(gid => gid >= segment.offset && gid < segment.offset + segment.below))]
     if (mine.length === 0) continue
@@ -70,12 +68,8 @@ export function docScans(view: ScopeView, gids: readonly number[], slot: Int32Ar
         const row = view.row(gid)
         const doc = gid - segment.offset
         const odd = segment.index.oddKeys(doc)
-        const regular = !(anyCjk && (view.flags[gid]! & LOWER_SHIFT) !== 0) && !(odd !== undefined && odd.some(key => latin.has(key)))
-        // a doc the counts already had to scan (scanWhereCountsFail) is irregular too
-        const position = slot[gid]!
-        let scannedBefore = false
-        if (position >= 0) for (let index = 0; index < width; index += 1) if (counts[position * width + index] === 0.5) scannedBefore = true
-        out.set(messageKey(row), { text: row.text, scan: regular && !scannedBefore ? stored(doc) : scanTerms(row.text, terms) })
+        const regular = !(odd !== undefined && odd.some(key => latin.has(key)))
+        out.set(messageKey(row), { text: row.text, scan: regular ? stored(doc) : scanTerms(row.text, terms) })
       }
     })
   }
