@@ -201,6 +201,30 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     await store.close()
   })
 
+  it('builds a rewritten session\'s index again only after a pause, answering from the lists meanwhile', async () => {
+    const store = await ShadowStore.open(target.location())
+    await store.append(Array.from({ length: 50 }, (_, index) => message('rw', index + 1, `harbor note ${index}`)))
+    expect((await store.search('harbor', { sessionId: 'rw' })).coverage.matched).toBe(50)
+    expect(store.residentUsage().sessions).toBe(1)
+    // rewritten again and again (each write a rebuild): right every time, from the lists at once after a build
+    for (let round = 0; round < 5; round += 1) {
+      await store.append([message('rw', 7, `lantern rewrite ${round}`)])
+      const found = await store.search(`lantern ${round}`, { sessionId: 'rw' })
+      expect(found.hits[0]!.message.text).toBe(`lantern rewrite ${round}`)
+      if (round === 0) expect(store.residentUsage().sessions).toBe(0)
+    }
+    // past the pause: built again, resident
+    await new Promise(resolve => setTimeout(resolve, 1_100))
+    const again = await store.search('lantern', { sessionId: 'rw' })
+    expect(again.hits[0]!.message.text).toBe('lantern rewrite 4')
+    expect(store.residentUsage().sessions).toBe(1)
+    // appended rows are no rebuild: resident at once
+    await store.append([message('rw', 51, 'lantern appended')])
+    expect((await store.search('lantern appended', { sessionId: 'rw' })).hits[0]!.message.seq).toBe(51)
+    expect(store.residentUsage().sessions).toBe(1)
+    await store.close()
+  })
+
   it('sees what another store object wrote: rows appended, an elision, rows removed, a redaction', async () => {
     const location = target.location()
     const reader = await ShadowStore.open(location)

@@ -56,6 +56,15 @@ export const PAGE_BYTES = 1_000_000
 /** Rows, and characters of their text, analysed between two yields of a background build. */
 const SLICE = 256
 export const SLICE_CHARS = 64_000
+/**
+ * A session's index is built again (a row rewritten, removed or expired under it, or it was evicted) no
+ * sooner than REBUILD_SPACING times its last build's wall time after that build ended, and not within
+ * REBUILD_PAUSE_MS: a session rewritten every few hundred milliseconds was rebuilt without pause (1.6 s of
+ * a core each time, never resident). The lists answer meanwhile. A build's share of a core stays under
+ * 1 / (1 + REBUILD_SPACING).
+ */
+const REBUILD_SPACING = 4
+const REBUILD_PAUSE_MS = 1_000
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
@@ -84,6 +93,8 @@ export class SessionIndexRegistry {
    * not built again while they hold as many (a search would otherwise build one and drop it, every time).
    */
   private readonly oversized = new Map<string, number>()
+  /** Per session: when its last build ended and how long it took (ms, performance.now()): REBUILD_SPACING. */
+  private readonly lastBuild = new Map<string, { end: number; took: number }>()
 
   constructor(options: ResidentOptions = {}) {
     this.maxBytes = options.maxBytes ?? RESIDENT_MAX_BYTES
@@ -172,6 +183,11 @@ export class SessionIndexRegistry {
       for (const id of rebuild) this.indexes.delete(id)
       return false
     }
+    if (rebuild.some(id => this.resting(id))) {
+      // built again too soon after the last build: the lists answer (the stale index goes)
+      for (const id of rebuild) this.indexes.delete(id)
+      return false
+    }
     if (cost > INLINE_MESSAGES) {
       // a large build would hold this search (and the process) for seconds: it runs in the background
       // (the stale indexes go now: the budget holds the new ones)
@@ -184,6 +200,7 @@ export class SessionIndexRegistry {
     const builds = rebuild.map(id => new Build(id, tagOf(segments, id)))
     for (const build of builds) {
       if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
+      this.lastBuild.set(build.index.sessionId, { end: performance.now(), took: performance.now() - build.started })
       if (build.outcome === 'oversized') return false
       // forgotten meanwhile: nothing of it is held (as above)
       if (build.outcome === 'read') {
@@ -258,6 +275,7 @@ export class SessionIndexRegistry {
           }
           this.hold(build.index.sessionId, build.index)
         }
+        this.lastBuild.set(build.index.sessionId, { end: performance.now(), took: performance.now() - build.started })
       }
     })()
     for (const build of started) this.building.set(build.index.sessionId, run)
@@ -311,6 +329,15 @@ export class SessionIndexRegistry {
     }
   }
 
+  /** Whether a session's last build ended too recently for another (REBUILD_SPACING). */
+  private resting(id: string): boolean {
+    const last = this.lastBuild.get(id)
+    if (last === undefined) return false
+    if (performance.now() - last.end < Math.max(REBUILD_PAUSE_MS, REBUILD_SPACING * last.took)) return true
+    this.lastBuild.delete(id)
+    return false
+  }
+
   /** Hold an index as the most recently used. */
   private hold(id: string, index: SessionIndex): void {
     this.indexes.delete(id)
@@ -358,6 +385,7 @@ export class SessionIndexRegistry {
   /** Drop a session's index (forgotten). */
   drop(sessionId: string): void {
     this.indexes.delete(sessionId)
+    this.lastBuild.delete(sessionId)
   }
 }
 
@@ -371,6 +399,8 @@ class Build {
   afterSeq = -1
   /** 'gone': the session was not stored (forgotten meanwhile); 'oversized': its index passed the budget. */
   outcome: 'reading' | 'read' | 'gone' | 'oversized' = 'reading'
+  /** When it began (performance.now()). */
+  readonly started = performance.now()
 
   constructor(sessionId: string, tag: string) {
     this.index = new SessionIndex(sessionId, tag, -1)
