@@ -198,6 +198,13 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     await compare('wombatstorm', [2])
     await compare('zeppelin', [])
     expect(store.residentUsage().sessions).toBe(1)
+    // a word of combining marks the cut splits (NFD présumé); a CJK pair across two pieces of a tail without spaces
+    const marks = `${'x '.repeat((CANDIDATE_TEXT_CHARS - 4) / 2)}pre\u0301sume\u0301 done`
+    const cjk = `${'x '.repeat(CANDIDATE_TEXT_CHARS / 2)}${'数据库迁移'.repeat(25_599)}数据库迁连接${'数据库迁移'.repeat(30_000)}`
+    await store.append([message('cut', 5, marks), message('cut', 6, cjk)])
+    await compare('présumé', [5])
+    await compare('连接', [6])
+    expect(store.residentUsage().sessions).toBe(1)
     await store.close()
   })
 

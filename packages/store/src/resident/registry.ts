@@ -57,8 +57,9 @@ export const PAGE_BYTES = 1_000_000
 const SLICE = 256
 export const SLICE_CHARS = 64_000
 /**
- * A session's index is built again (a row rewritten, removed or expired under it, or it was evicted) no
- * sooner than REBUILD_SPACING times its last build's wall time after that build ended, and not within
+ * A session's index is built again (a row rewritten, removed, expired or filled in below the last under
+ * it, a delta too large to apply in a search, or it was evicted) no sooner than REBUILD_SPACING times its
+ * last build's wall time (from its first page) after that build ended, and not within
  * REBUILD_PAUSE_MS: a session rewritten every few hundred milliseconds was rebuilt without pause (1.6 s of
  * a core each time, never resident). The lists answer meanwhile. A build's share of a core stays under
  * 1 / (1 + REBUILD_SPACING).
@@ -160,7 +161,12 @@ export class SessionIndexRegistry {
       const held = this.indexes.get(sessionId)
       return held === undefined ? { sessionId, since: PROBE } : { sessionId, since: held.revision, bound: { rows: INLINE_MESSAGES + 1, bytes: INLINE_BYTES } }
     }))
-    const tails = await Promise.all(ids.map((id, at) => (changes[at] === undefined || !whole(changes[at]) ? new Map<number, string>() : tailsOf(backend, id, changes[at].rows))))
+    // the tails of rows a delta appends (rows it marks need none; a rebuild reads its own)
+    const tails = await Promise.all(ids.map((id, at) => {
+      const change = changes[at]
+      const held = this.indexes.get(id)
+      return change === undefined || held === undefined || !whole(change) ? new Map<number, string>() : tailsOf(backend, id, change.rows.filter(row => row.seq > held.lastSeq))
+    }))
     let total = 0
     const rebuild: string[] = []
     let cost = 0
@@ -296,6 +302,7 @@ export class SessionIndexRegistry {
   private async advance(backend: ShadowBackend, build: Build, inline?: { bytes: number }): Promise<boolean> {
     let rows = 0
     let chars = 0
+    if (build.started < 0) build.started = performance.now()
     for (;;) {
       if (inline !== undefined && inline.bytes <= 0) return false
       const bytes = inline === undefined ? PAGE_BYTES : Math.min(PAGE_BYTES, inline.bytes)
@@ -399,8 +406,8 @@ class Build {
   afterSeq = -1
   /** 'gone': the session was not stored (forgotten meanwhile); 'oversized': its index passed the budget. */
   outcome: 'reading' | 'read' | 'gone' | 'oversized' = 'reading'
-  /** When it began (performance.now()). */
-  readonly started = performance.now()
+  /** When its first page was read (performance.now()): a build waits its turn behind others first. */
+  started = -1
 
   constructor(sessionId: string, tag: string) {
     this.index = new SessionIndex(sessionId, tag, -1)

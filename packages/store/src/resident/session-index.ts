@@ -370,23 +370,18 @@ export class SessionIndex {
 
   /**
    * A cut row's tail (`append`): its keys listed at a count of 0 (NFKC-folded, as the index lists
-   * hold a text), its anchors held; in pieces of at most TAIL_PIECE characters, each ending where a
-   * word does (the scan's sample is cut at RANK_TEXT_CHARS).
+   * hold a text), its anchors held, its CJK runs kept; in pieces of at most TAIL_PIECE characters
+   * (the pass cuts its sample at RANK_TEXT_CHARS), each ended at a space where it has one, else
+   * overlapping the next by SPLIT_WORD_CHARS (a CJK pair or run across the end is whole in the next).
    */
   private listTail(doc: number, tail: string): void {
-    for (let from = 0; from < tail.length;) {
-      let to = Math.min(tail.length, from + TAIL_PIECE)
-      if (to < tail.length) {
-        const space = tail.lastIndexOf(' ', to)
-        if (space > from) to = space
-      }
-      const piece = tail.slice(from, to)
+    for (const piece of tailPieces(tail, TAIL_PIECE)) {
       const folded = piece.normalize('NFKC')
-      this.listFolded(folded)
+      // NFKC may lengthen a piece past the sample's cut (㌀, ﷺ): then its folded form goes in pieces too
+      for (const part of folded.length > RANK_TEXT_CHARS / 2 ? tailPieces(folded, TAIL_PIECE) : [folded]) this.listFolded(part)
       this.anchors.addView(doc, piece)
       const runs = folded.toLowerCase().replace(NOT_CJK, '\0')
       if (runs.length > 1) this.tailCjk.set(doc, (this.tailCjk.get(doc) ?? '') + runs + '\0')
-      from = to
     }
     const runs = this.tailCjk.get(doc)
     if (runs !== undefined) this.held += stringBytes(runs)
@@ -936,13 +931,41 @@ export class SessionIndex {
 export function textTail(full: string, cutAt: number): string | undefined {
   const end = Math.min(full.length, MAX_INDEXED_CHARS)
   if (cutAt >= end) return undefined
-  let from = cutAt
-  while (from > cutAt - SPLIT_WORD_CHARS && from > 0 && WORD_CHAR.test(full[from - 1]!)) from -= 1
-  // not inside a surrogate pair
-  if (from > 0 && from < full.length && /[\udc00-\udfff]/.test(full[from]!)) from -= 1
+  // the word (or anchor) the cut split is listed whole, from its start; never from inside a surrogate pair
+  const before = full.slice(Math.max(0, cutAt - SPLIT_WORD_CHARS), cutAt)
+  let from = cutAt - (WORD_END.exec(before)?.[0].length ?? 0)
+  if (from > 0 && isLowSurrogate(full, from)) from -= 1
   return full.slice(from, end)
 }
 
-const WORD_CHAR = /[\p{L}\p{N}_]/u
+/** Pieces of `text` of at most `size` characters (listTail), never split inside a surrogate pair. */
+function tailPieces(text: string, size: number): string[] {
+  if (text.length <= size) return [text]
+  const pieces: string[] = []
+  for (let from = 0; from < text.length;) {
+    let to = Math.min(text.length, from + size)
+    let next = to
+    if (to < text.length) {
+      const space = text.lastIndexOf(' ', to)
+      if (space > from + SPLIT_WORD_CHARS) next = to = space
+      else {
+        if (isLowSurrogate(text, to)) to -= 1
+        next = to - SPLIT_WORD_CHARS
+        if (isLowSurrogate(text, next)) next -= 1
+      }
+    }
+    pieces.push(text.slice(from, to))
+    from = next
+  }
+  return pieces
+}
+
+function isLowSurrogate(text: string, at: number): boolean {
+  const code = text.charCodeAt(at)
+  return code >= 0xdc00 && code <= 0xdfff
+}
+
+/** The run of word and anchor characters (marks, astral letters too) that ends a string. */
+const WORD_END = /[\p{L}\p{M}\p{N}_$./\\:-]+$/u
 /** What is not a CJK letter (terms.ts CJK_CHAR), in runs. */
 const NOT_CJK = /[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
