@@ -206,7 +206,7 @@ export class SessionIndexRegistry {
     const builds = rebuild.map(id => new Build(id, tagOf(segments, id)))
     for (const build of builds) {
       if (inline.bytes <= 0 || !(await this.advance(backend, build, inline))) continue
-      this.lastBuild.set(build.index.sessionId, { end: performance.now(), took: performance.now() - build.started })
+      this.built(build)
       if (build.outcome === 'oversized') return false
       // forgotten meanwhile: nothing of it is held (as above)
       if (build.outcome === 'read') {
@@ -281,7 +281,7 @@ export class SessionIndexRegistry {
           }
           this.hold(build.index.sessionId, build.index)
         }
-        this.lastBuild.set(build.index.sessionId, { end: performance.now(), took: performance.now() - build.started })
+        this.built(build)
       }
     })()
     for (const build of started) this.building.set(build.index.sessionId, run)
@@ -334,6 +334,12 @@ export class SessionIndexRegistry {
         return true
       }
     }
+  }
+
+  /** A build is over: when, and how long it took (REBUILD_SPACING). */
+  private built(build: Build): void {
+    const end = performance.now()
+    this.lastBuild.set(build.index.sessionId, { end, took: end - build.started })
   }
 
   /** Whether a session's last build ended too recently for another (REBUILD_SPACING). */

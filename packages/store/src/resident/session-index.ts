@@ -647,21 +647,11 @@ export class SessionIndex {
           covered[index] = true
           if (positions.length < MAX_POSITIONS) positions.push({ at: tokens.at, length: tokens.length, term: index })
         }
-        if (cjk.length > 0 && (this.flags.get(doc) & LOWER_SHIFT) !== 0) {
-          // a lowercase of another length: the scan marks a CJK term held, at no position (passage.ts scanTerms)
-          const lower = this.shiftedLower(doc)
-          for (const { term, index } of cjk) if (lower.includes(term)) covered[index] = true
-          positions.sort((a, b) => a.at - b.at)
-        } else if (cjk.length > 0) {
-          const lower = this.sampleLower(doc)
-          for (const { term, index } of cjk) {
-            let found = 0
-            for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
-              covered[index] = true
-              if (positions.length < MAX_POSITIONS) positions.push({ at, length: term.length, term: index })
-              found += 1
-            }
-          }
+        if (cjk.length > 0) {
+          this.cjkMatches(doc, cjk, (index, at, length) => {
+            covered[index] = true
+            if (at >= 0 && positions.length < MAX_POSITIONS) positions.push({ at, length, term: index })
+          })
           positions.sort((a, b) => a.at - b.at)
         }
         return { covered, positions, scanned: Math.min(this.rows[doc]!.text.length, RANK_TEXT_CHARS) }
@@ -717,23 +707,14 @@ export class SessionIndex {
             kept += 1
           } else if (coveredTokens === slotted) break // past the cap with every term covered: the rest changes nothing
         }
-        if (cjk.length > 0 && (this.flags.get(doc) & LOWER_SHIFT) !== 0) {
-          // a lowercase of another length: the scan marks a CJK term held, at no position (passage.ts scanTerms)
-          const lower = this.shiftedLower(doc)
-          for (const { term, index } of cjk) if (lower.includes(term)) covered[index] = 1
-        } else if (cjk.length > 0) {
-          const lower = this.sampleLower(doc)
-          for (const { term, index } of cjk) {
-            let found = 0
-            for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
-              covered[index] = 1
-              if (kept < MAX_POSITIONS) {
-                out[base + index]! += 1
-                kept += 1
-              }
-              found += 1
+        if (cjk.length > 0) {
+          this.cjkMatches(doc, cjk, (index, at) => {
+            covered[index] = 1
+            if (at >= 0 && kept < MAX_POSITIONS) {
+              out[base + index]! += 1
+              kept += 1
             }
-          }
+          })
         }
         for (let index = 0; index < width; index += 1) if (covered[index] === 1 && out[base + index] === 0) out[base + index] = 0.5
       })
@@ -768,18 +749,32 @@ export class SessionIndex {
   }
 
   /**
-   * The scan's sample lowercased, of a doc whose lowercase shifted (LOWER_SHIFT): the held lowercase
-   * when it is the sample's (a text neither cut nor holding a call's rendering), else the sample's own.
+   * The CJK terms' matches in a doc's scan sample, as passage.ts scanTerms finds them: `hit(term, at,
+   * length)` per match, each term's own cap applied (the positions cap is the caller's); for a
+   * lowercase of another length (LOWER_SHIFT) the scan places none: `hit(term, -1, 0)` once per
+   * term held.
    */
-  private shiftedLower(doc: number): string {
-    const held = this.lowers[doc]!
-    return held.length <= RANK_TEXT_CHARS && !held.includes('[tool call ') ? held : scanSample(this.rows[doc]!.text).toLowerCase()
+  private cjkMatches(doc: number, cjk: ReadonlyArray<{ term: string; index: number }>, hit: (term: number, at: number, length: number) => void): void {
+    const lower = this.sampleLower(doc)
+    if ((this.flags.get(doc) & LOWER_SHIFT) !== 0) {
+      for (const { term, index } of cjk) if (lower.includes(term)) hit(index, -1, 0)
+      return
+    }
+    for (const { term, index } of cjk) {
+      let found = 0
+      for (let at = lower.indexOf(term); at !== -1 && found < MAX_POSITIONS / cjk.length; at = lower.indexOf(term, at + term.length)) {
+        hit(index, at, term.length)
+        found += 1
+      }
+    }
   }
 
-  /** The scan's sample of a doc, lowercased: the text itself for most docs (no tool-call rendering, not cut). */
+  /** The scan's sample of a doc, lowercased: the held lowercase for most docs (no tool-call rendering, not cut). */
   private sampleLower(doc: number): string {
     const held = this.lowers[doc]!
-    return held.length > RANK_TEXT_CHARS || held.includes('[tool call ') ? scanSample(held) : held
+    if (held.length <= RANK_TEXT_CHARS && !held.includes('[tool call ')) return held
+    // the held lowercase cut as the sample is, unless lowercasing changed its length: then the sample's own
+    return (this.flags.get(doc) & LOWER_SHIFT) === 0 ? scanSample(held) : scanSample(this.rows[doc]!.text).toLowerCase()
   }
 
   /** Metadata a write changed without changing the text (an elision mark). */
@@ -917,9 +912,9 @@ export class SessionIndex {
     return this.days.get(day) ?? []
   }
 
-  /** Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at least 3 characters); `found` takes the gids newly marked. */
-  markSubstring(term: string, marks: Uint8Array, offset: number, below: number, found?: number[]): void {
-    this.anchors.markSubstring(term, marks, offset, below, found)
+  /** Mark (1) at `offset + doc` each doc below `below` with an anchor holding `term` (lowercased, at least 3 characters); `listed` takes the gids newly marked. */
+  markSubstring(term: string, marks: Uint8Array, offset: number, below: number, listed?: number[]): void {
+    this.anchors.markSubstring(term, marks, offset, below, listed)
   }
 }
 

@@ -208,10 +208,10 @@ export class ScopeView {
     return { gids, counts, length: gids.length }
   }
 
-  /** Marks (1) the docs holding any of the substring terms in an anchor (lowercased terms of 3+ characters); `found` takes the gids newly marked. */
-  markSubstrings(terms: readonly string[], marks: Uint8Array, found?: number[]): void {
+  /** Marks (1) the docs holding any of the substring terms in an anchor (lowercased terms of 3+ characters); `listed` takes the gids newly marked. */
+  markSubstrings(terms: readonly string[], marks: Uint8Array, listed?: number[]): void {
     for (const { index, below, offset } of this.segments) {
-      for (const term of terms) index.markSubstring(term, marks, offset, below, found)
+      for (const term of terms) index.markSubstring(term, marks, offset, below, listed)
     }
   }
 
