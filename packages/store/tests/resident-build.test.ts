@@ -68,8 +68,13 @@ function structures(index: SessionIndex): Record<string, unknown> {
   index.markSubstring('zzz', new Uint8Array(index.size), 0, index.size)
   const fields = index as unknown as Record<string, unknown>
   const anchorFields = fields.anchors as Record<string, unknown>
+  const termFields = fields.terms as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const name of ['rows', 'termIds', 'lists', 'odd', 'calls', 'days', 'held', 'events', 'lowers', 'tokens', 'values', 'camelWholes', 'tailCjk']) {
+  for (const name of ['ids', 'lists', 'bytes']) {
+    expect(termFields, name).toHaveProperty(name)
+    out[`terms ${name}`] = termFields[name]
+  }
+  for (const name of ['rows', 'odd', 'calls', 'days', 'held', 'events', 'lowers', 'tokens', 'values', 'camelWholes', 'tailCjk']) {
     expect(fields, name).toHaveProperty(name)
     out[name] = fields[name]
   }
@@ -107,7 +112,7 @@ describe('resident index build', () => {
     expect((reference.values as unknown[]).filter(values => values !== undefined).length).toBeGreaterThan(100)
     expect((reference.flags as number[]).some(flags => (flags & 4) !== 0)).toBe(true)
     // NFKC-folded keys listed at a count of 0
-    expect((reference.lists as Array<{ counts: number[] }>).some(list => list.counts.includes(0))).toBe(true)
+    expect((reference['terms lists'] as Array<{ counts: number[] }>).some(list => list.counts.includes(0))).toBe(true)
     for (const name of Object.keys(reference)) expect(fast[name], name).toEqual(reference[name])
   })
 
@@ -160,10 +165,10 @@ describe('resident index build', () => {
     const fast = structures(index)
     for (const name of Object.keys(reference)) expect(fast[name], name).toEqual(reference[name])
     // released: no piece table of the build's pieces is held, no page's buffer
-    const fields = index as unknown as { pieceTable: { size: number }; pending: { bytes: number } }
+    const fields = index as unknown as { pieceTable: { size: number }; terms: { pendingBytes: number } }
     index.built()
     expect(fields.pieceTable.size).toBe(0)
-    expect(fields.pending.bytes).toBeLessThanOrEqual(64 * 4)
+    expect(fields.terms.pendingBytes).toBeLessThanOrEqual(64 * 4)
     expect(index.buildingBytes).toBeLessThan(2_000)
   })
 
@@ -218,7 +223,7 @@ describe('resident index build', () => {
     const fast = built(rows, 'fast')
     const reference = built(rows, 'reference')
     const next = random(5)
-    const keys = [...(reference as unknown as { termIds: Map<string, number> }).termIds.keys()]
+    const keys = [...(reference as unknown as { terms: { ids: Map<string, number> } }).terms.ids.keys()]
     for (let at = 0; at < 300; at += 1) {
       const key = keys[Math.floor(next() * keys.length)]!
       expect(fast.postings(key), key).toEqual(reference.postings(key))

@@ -7,7 +7,7 @@ import type { AnalyzedQuery } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
 import { bucket, exactLiterals } from '../search/rank.ts'
 import { leading } from './select.ts'
-import { ANCHORS_PARTIAL } from './session-index.ts'
+import { ANCHORS_PARTIAL } from './doc-flags.ts'
 import type { UnitTable, Units } from './unit-table.ts'
 import type { ScopeView } from './view.ts'
 

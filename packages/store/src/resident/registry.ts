@@ -23,7 +23,8 @@
 import { CANDIDATE_TEXT_CHARS, type SessionChanges, type ShadowBackend } from '../backend.ts'
 import type { LineageSegment, ShadowMessage } from '../types.ts'
 import { ROW_BYTES } from './memory.ts'
-import { SessionIndex, textTail, type StoredEvent } from './session-index.ts'
+import { SessionIndex, type StoredEvent } from './session-index.ts'
+import { textTail } from './tail.ts'
 
 export interface ResidentOptions {
   /** Bytes of resident indexes kept (an estimate); 0 turns resident search off. Default 256 MiB. */

@@ -34,6 +34,39 @@ export function packedCopy(triples: Int32Array, length: number): Uint8Array {
   return out.slice(0, packTriples(triples, length, out, 0))
 }
 
+/** Bytes per chunk of kept tokens, at most (the first ones are smaller: a short session holds few). */
+const TOKEN_CHUNK = 1 << 18
+const FIRST_TOKEN_CHUNK = 1 << 12
+
+/**
+ * Where a session index keeps its docs' packed tokens: views of shared chunks (a typed array of its
+ * own per message costs an allocation of its own, page faults included).
+ */
+export class TokenChunks {
+  /** Bytes of the chunks made that no tokens fill yet (a session index's estimate counts them). */
+  slack = 0
+  private chunk = new Uint8Array(0)
+  private used = 0
+
+  /** `length` values of `triples` packed and kept: a view of a chunk, or an array of its own when large. */
+  keep(triples: Int32Array, length: number): Uint8Array {
+    if (length === 0) return NO_TOKENS
+    const most = (length / 3) * MAX_TRIPLE_BYTES
+    if (most > TOKEN_CHUNK / 4) return packedCopy(triples, length)
+    if (this.used + most > this.chunk.length) {
+      this.chunk = new Uint8Array(Math.min(TOKEN_CHUNK, Math.max(FIRST_TOKEN_CHUNK, this.chunk.length * 2, most)))
+      this.used = 0
+      // the old chunk's tail is lost; the new chunk's is counted until it fills
+      this.slack += this.chunk.length
+    }
+    const end = packTriples(triples, length, this.chunk, this.used)
+    const kept = this.chunk.subarray(this.used, end)
+    this.slack -= end - this.used
+    this.used = end
+    return kept
+  }
+}
+
 /** Reads packed triples in order: `next` until it is false, then `code`, `at`, `length` of the one read. */
 export class TokenReader {
   code = 0

@@ -6,7 +6,7 @@
 import { isCjkTerm, MAX_POSITIONS, RANK_TEXT_CHARS, scanTerms, type TermScan } from '../search/passage.ts'
 import type { RankedUnit } from '../search/rank.ts'
 import { messageKey, type SearchUnit } from '../search/units.ts'
-import { LOWER_SHIFT } from './session-index.ts'
+import { LOWER_SHIFT } from './doc-flags.ts'
 import type { UnitTable, Units } from './unit-table.ts'
 import { mayPassCap, type ScopeView } from './view.ts'
 

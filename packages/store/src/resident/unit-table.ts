@@ -3,7 +3,7 @@
  * call folded into its result, a question into its short reply, as search/units.ts makes them),
  * and what ranking reads of each (its parts' counts added, its length, its scores).
  */
-import { ASKS, ROLE_CODES, SHORT_REPLY, SINGLE_CALL } from './session-index.ts'
+import { ASKS, ROLE_CODES, SHORT_REPLY, SINGLE_CALL } from './doc-flags.ts'
 import type { RowTest } from './candidates.ts'
 import type { ScopeView } from './view.ts'
 

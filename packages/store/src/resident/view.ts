@@ -10,7 +10,9 @@ import type { ShadowMessage } from '../types.ts'
 import { isCjkTerm, MAX_POSITIONS } from '../search/passage.ts'
 import type { ValueMatch } from '../search/values.ts'
 import { firstAtOrAbove } from '../sorted.ts'
-import { ROLE_CODES, SINGLE_CALL, type Postings, type SessionIndex } from './session-index.ts'
+import { ROLE_CODES, SINGLE_CALL } from './doc-flags.ts'
+import type { Postings } from './term-lists.ts'
+import type { SessionIndex } from './session-index.ts'
 import { termLookup } from './terms.ts'
 
 /** One session of the scope: its index and the docs it sees (below its bound). */
