@@ -127,7 +127,7 @@ describe('resident index build', () => {
     }
     const seq = rows.at(-1)!.seq
     rows.push(row(seq + 1, long(40_000), 'tool', null, false), row(seq + 2, long(RANK_TEXT_CHARS + 5_000), 'tool', null, false), row(seq + 3, `[tool call shell] ${long(70_000)}`, 'assistant', null, false))
-    // the tails of cut texts (session-index.ts textTail): keys listed at 0, anchors, CJK runs; one past a tail piece
+    // the tails of cut texts (tail.ts textTail): keys listed at 0, anchors, CJK runs; one past a tail piece
     const tails = new Map([[seq + 1, `${long(20_000)} ｆｕｌｌ ${CJK.join(' ')} ${ODD.join(' ')} ${ANCHORS.join(' ')}`], [seq + 2, long(300_000)], [rows[5]!.seq, `${ANCHORS.join(' ')} 数据漂移`]])
     for (const readEvery of [1, 37]) {
       const fast = structures(built(rows, 'fast', readEvery, tails))

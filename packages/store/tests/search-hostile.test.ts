@@ -77,7 +77,7 @@ describe.each(TARGETS)('hostile search options on $name', target => {
       }
     }
     // the resident index is built once (its pages measured): a cut row's text is read in full then,
-    // once, to list its tail (session-index.ts textTail); a search reads no more than the cut
+    // once, to list its tail (tail.ts textTail); a search reads no more than the cut
     let reads = 0
     const measured = backend.getMessage
     backend.getMessage = async (...args: never[]) => {

@@ -14,7 +14,7 @@ export interface ScannedDocs {
   tokensOf(doc: number): Uint8Array
   /** The scan's sample of a doc, lowercased. */
   sampleLower(doc: number): string
-  /** Whether lowercasing changed the doc's length (session-index.ts LOWER_SHIFT): the scan places no CJK match then. */
+  /** Whether lowercasing changed the doc's length (doc-flags.ts LOWER_SHIFT): the scan places no CJK match then. */
   shifted(doc: number): boolean
   /** A doc's text length (characters). */
   textLength(doc: number): number

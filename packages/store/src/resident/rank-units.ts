@@ -112,7 +112,7 @@ function literalTests(view: ScopeView, exact: readonly string[], substringMarks:
   return exact.map(literal => {
     if (!ANCHORABLE.test(literal) || !ANCHOR_MARK.test(literal) || CJK_LETTER.test(literal)) return (gid: number) => view.lowerText(gid).includes(literal)
     const marks = substringMarks(literal)
-    // a cut text's anchors hold its tail's too (session-index.ts textTail): its text, as ranked, is looked at
+    // a cut text's anchors hold its tail's too (tail.ts textTail): its text, as ranked, is looked at
     return (gid: number) => (view.length[gid]! >= CANDIDATE_TEXT_CHARS ? view.lowerText(gid).includes(literal)
       : marks[gid] === 1 || ((view.flags[gid]! & ANCHORS_PARTIAL) !== 0 && view.lowerText(gid).includes(literal)))
   })

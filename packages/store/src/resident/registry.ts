@@ -422,7 +422,7 @@ class Build {
 }
 
 /**
- * The tails of the rows a light read cut (session-index.ts textTail), by seq: each read in full. A
+ * The tails of the rows a light read cut (tail.ts textTail), by seq: each read in full. A
  * row rewritten or gone since its light read is left out (the next delta read finds the change).
  */
 async function tailsOf(backend: ShadowBackend, sessionId: string, rows: readonly ShadowMessage[]): Promise<Map<number, string>> {
