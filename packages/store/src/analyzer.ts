@@ -22,6 +22,14 @@ export const ANALYZER_VERSION = 2
 export const MAX_INDEXED_CHARS = 2_000_000
 /** Longest anchor text indexed per message in the trigram index. */
 export const MAX_ANCHOR_CHARS = 64_000
+/**
+ * CJK characters per message segmented into dictionary words for the words view; past them its CJK
+ * text is indexed as character bigrams only (each word there is found by its bigrams). The
+ * segmenter costs ~0.6 µs a word: a 2M-character message took 1.3 s in it alone. Rows indexed before
+ * the cap keep their words past it (a superset: every query's bigrams are among its terms), so
+ * ANALYZER_VERSION stays and no store is rebuilt for it.
+ */
+export const MAX_DICTIONARY_CHARS = 256_000
 
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
 export const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
@@ -57,6 +65,32 @@ export function cjkWords(run: string): string[] {
   return words
 }
 
+/**
+ * `cjkWords(run).join(' ')` of each of these runs, from one pass of the segmenter over them all,
+ * joined by spaces (a space ends a word on both sides): a text of 130k short runs took 2 s run by
+ * run, 0.8 s this way (and 570k Korean words 11-13 s in an append). Should a word ever span a space, each run is
+ * segmented alone instead.
+ */
+export function cjkWordsOfRuns(runs: readonly string[]): string[] {
+  if (runs.length < 2) return runs.map(alone => cjkWords(alone).join(' '))
+  const out = runs.map(() => '')
+  let run = 0
+  let start = 0
+  for (const part of cjkSegmenter().segment(runs.join(' '))) {
+    while (run < runs.length && part.index >= start + runs[run]!.length) {
+      start += runs[run]!.length + 1
+      run += 1
+    }
+    // the space after a run
+    if (part.index < start) continue
+    if (part.index + part.segment.length > start + runs[run]!.length) return runs.map(alone => cjkWords(alone).join(' '))
+    if (!part.isWordLike) continue
+    if (part.segment.length === 1 && CJK_STOPWORDS.has(part.segment)) continue
+    out[run] = out[run]!.length === 0 ? part.segment : `${out[run]} ${part.segment}`
+  }
+  return out
+}
+
 /** Overlapping character bigrams of one CJK run (the run itself when it is one character). */
 export function cjkBigrams(run: string): string[] {
   const chars = [...run]
@@ -64,6 +98,34 @@ export function cjkBigrams(run: string): string[] {
   const grams: string[] = []
   for (let index = 0; index + 1 < chars.length; index += 1) grams.push(chars[index]! + chars[index + 1]!)
   return grams
+}
+
+const UTF16 = new TextDecoder('utf-16le')
+/** Runs from this long have their bigrams written as one string (below it the arrays cost less than the buffer). */
+const BIGRAM_TEXT_CHARS = 64
+
+/**
+ * `cjkBigrams(run).join(' ')`, written into one buffer for a long run of BMP characters: a 2M-character
+ * run made 2M gram strings and their array first (0.9 s, most of it collecting them; 0.1 s this way).
+ */
+export function cjkBigramText(run: string): string {
+  const length = run.length
+  // one character (a run between two others' letters): itself unless a stopword, no array made
+  if (length === 1) return CJK_STOPWORDS.has(run) ? '' : run
+  if (length < BIGRAM_TEXT_CHARS) return cjkBigrams(run).join(' ')
+  // a surrogate pair is one character of a gram: the general path
+  for (let at = 0; at < length; at += 1) {
+    const code = run.charCodeAt(at)
+    if (code >= 0xd800 && code <= 0xdfff) return cjkBigrams(run).join(' ')
+  }
+  const out = new Uint16Array(3 * (length - 1) - 1)
+  let to = 0
+  for (let at = 0; at + 1 < length; at += 1) {
+    if (at > 0) out[to++] = 0x20
+    out[to++] = run.charCodeAt(at)
+    out[to++] = run.charCodeAt(at + 1)
+  }
+  return UTF16.decode(out)
 }
 
 /** Parts of a camelCase identifier: `handleRequestTimeout` → handle, Request, Timeout. */
@@ -92,8 +154,37 @@ export function indexViews(text: string): { words: string; grams: string } {
   const clean = normalize(withoutBoilerplate(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text))
   const extra: string[] = []
   for (const match of clean.matchAll(CAMEL_WORD)) extra.push(camelParts(match[0]).join(' '))
-  const words = clean.replace(CJK_RUN, run => ` ${[...cjkWords(run), ...cjkBigrams(run)].join(' ')} `)
+  const runs = clean.match(CJK_RUN) ?? []
+  const dictionary = cjkWordsOfRuns(dictionaryParts(runs))
+  // each run rewritten where it stands: the first occurrence after the last (no CJK letter lies between two runs)
+  let words = ''
+  let from = 0
+  runs.forEach((run, index) => {
+    const at = clean.indexOf(run, from)
+    const found = dictionary[index] ?? ''
+    const bigrams = cjkBigramText(run)
+    words += `${clean.slice(from, at)} ${found}${found.length > 0 && bigrams.length > 0 ? ' ' : ''}${bigrams} `
+    from = at + run.length
+  })
+  words += clean.slice(from)
   return { words: extra.length === 0 ? words : `${words}\n${extra.join(' ')}`, grams: anchors(clean) }
+}
+
+/** The runs, or their first parts, that hold the first MAX_DICTIONARY_CHARS characters of these (the runs past them are left out). */
+function dictionaryParts(runs: readonly string[]): string[] {
+  const parts: string[] = []
+  let left = MAX_DICTIONARY_CHARS
+  for (const run of runs) {
+    if (left <= 0) break
+    if (run.length <= left) parts.push(run)
+    else {
+      // never inside a surrogate pair
+      const code = run.charCodeAt(left)
+      parts.push(run.slice(0, code >= 0xdc00 && code <= 0xdfff ? left - 1 : left))
+    }
+    left -= run.length
+  }
+  return parts
 }
 
 /**

@@ -1,0 +1,130 @@
+/**
+ * The words view's CJK part made in bulk (analyzer.ts): the dictionary words of a text's CJK runs
+ * from one pass of the segmenter, long runs' bigrams written into one buffer, and no dictionary
+ * words past MAX_DICTIONARY_CHARS. Below the cap the view is the run-by-run construction's, on
+ * generated mixed-script texts; past it a word is still found by its bigrams, on both backends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { camelParts, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
+import { ShadowStore } from '../src/index.ts'
+import { generatedText, pointsOf, random } from './generated-text.ts'
+import { message } from './helpers.ts'
+import { TARGETS } from './targets.ts'
+
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
+const PIECES = ['数据库', '迁移', '连接池', '耗尽', '服务器', '的', '了', '和', '是', 'データベース', 'の', 'ひらがな', 'カタカナー', '한국어', '서버', '々', 'ー', '𠀀', '𠀁𠀂', '你好', '中华人民共和国']
+
+/** A CJK run of 1-40 pieces, or of random characters of the CJK blocks (astral Han included). */
+function cjkRun(next: () => number): string {
+  if (next() < 0.3) {
+    const char = pointsOf([[0x3040, 0x30ff], [0x4e00, 0x4fff], [0xac00, 0xacff], [0x20000, 0x2003f]], next)
+    return Array.from({ length: 1 + Math.floor(next() * 12) }, char).join('')
+  }
+  return Array.from({ length: 1 + Math.floor(next() * 40) }, () => PIECES[Math.floor(next() * PIECES.length)]!).join('')
+}
+
+/** The words view as it was made run by run (analyzer.ts before the bulk construction), for texts below the cap. */
+function runByRun(text: string): string {
+  const clean = withoutBoilerplate(text).normalize('NFKC').replace(/\p{Cc}/gu, ' ')
+  const extra: string[] = []
+  for (const match of clean.matchAll(/\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g)) extra.push(camelParts(match[0]).join(' '))
+  const words = clean.replace(CJK_RUN, run => ` ${[...cjkWords(run), ...cjkBigrams(run)].join(' ')} `)
+  return extra.length === 0 ? words : `${words}\n${extra.join(' ')}`
+}
+
+describe('CJK words view in bulk', () => {
+  it('segments runs together into the words each run has alone', () => {
+    const next = random(41)
+    let words = 0
+    for (let batch = 0; batch < 60; batch += 1) {
+      const runs = Array.from({ length: 1 + Math.floor(next() * 80) }, () => cjkRun(next))
+      const together = cjkWordsOfRuns(runs)
+      expect(JSON.stringify(together) === JSON.stringify(runs.map(run => cjkWords(run).join(' '))), runs.join(' ')).toBe(true)
+      words += together.join(' ').split(' ').length
+    }
+    expect(words).toBeGreaterThan(10_000)
+    expect(cjkWordsOfRuns([])).toEqual([])
+  })
+
+  it('writes a run\'s bigrams as the gram list joined, for BMP and astral runs of every length', () => {
+    const next = random(43)
+    for (let length = 1; length < 300; length += 1) {
+      const bmp = Array.from({ length }, () => PIECES[Math.floor(next() * 5)]![0]!).join('')
+      expect(cjkBigramText(bmp) === cjkBigrams(bmp).join(' '), `bmp ${length}`).toBe(true)
+      const astral = `${bmp.slice(0, length >> 1)}𠀁${bmp.slice(length >> 1)}`
+      expect(cjkBigramText(astral) === cjkBigrams(astral).join(' '), `astral ${length}`).toBe(true)
+    }
+    expect(cjkBigramText('的')).toBe('')
+  })
+
+  it('makes the run-by-run words view for texts below the cap (generated mixed scripts, camelCase, tool calls)', () => {
+    const next = random(47)
+    let cjk = 0
+    for (let index = 0; index < 1_500; index += 1) {
+      const parts: string[] = []
+      for (let piece = 0; piece < 1 + Math.floor(next() * 8); piece += 1) parts.push(next() < 0.5 ? generatedText(next) : cjkRun(next), next() < 0.3 ? '，' : ' ')
+      const text = parts.join('')
+      if (CJK_RUN.test(text)) cjk += 1
+      CJK_RUN.lastIndex = 0
+      expect(indexViews(text).words === runByRun(text), text).toBe(true)
+    }
+    expect(cjk).toBeGreaterThan(1_000)
+  })
+
+  it('calls the segmenter once for a text of many runs, over no more than the cap\'s characters', () => {
+    const lengths: number[] = []
+    const original = Intl.Segmenter.prototype.segment
+    Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, input: string) {
+      lengths.push(input.length)
+      return original.call(this, input)
+    }
+    try {
+      // 200k runs of Korean words (run by run: 200k calls, 13 s for 2M characters)
+      indexViews('한국어 서버 '.repeat(100_000))
+    } finally {
+      Intl.Segmenter.prototype.segment = original
+    }
+    expect(lengths.length).toBe(1)
+    // the cap's characters and a space between two runs
+    expect(lengths[0]!).toBeLessThanOrEqual(2 * MAX_DICTIONARY_CHARS)
+    expect(lengths[0]!).toBeGreaterThan(MAX_DICTIONARY_CHARS)
+  })
+
+  it('segments no dictionary word past the cap: a word there is indexed as its bigrams', () => {
+    const filler = '数据迁移完成，'.repeat(Math.ceil(MAX_DICTIONARY_CHARS / 6) + 10)
+    const before = indexViews(`中华人民共和国成立。${filler}`).words
+    const after = indexViews(`${filler}中华人民共和国成立。`).words
+    // not vacuous: within the cap the segmenter makes the three-character word (bigrams are two)
+    expect(before.includes(' 共和国 ')).toBe(true)
+    expect(after.includes(' 共和国 ')).toBe(false)
+    for (const gram of ['共和', '和国', '国成']) expect(after.includes(` ${gram} `), gram).toBe(true)
+    // one run across the cap, astral characters at its edge: cut between characters, never inside a pair
+    const astral = indexViews(`中${'𠀁'.repeat(MAX_DICTIONARY_CHARS)}`).words
+    // (in a u-mode class only an unpaired surrogate matches)
+    expect(/[\ud800-\udfff]/u.test(astral)).toBe(false)
+    expect(astral.includes('𠀁𠀁')).toBe(true)
+  })
+})
+
+describe.each(TARGETS)('a CJK word past the dictionary cap on $name', target => {
+  beforeAll(async () => {
+    await target.setup()
+  })
+  afterAll(async () => {
+    await target.teardown()
+  })
+
+  it('is found by its bigrams, in the session and store-wide', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      const filler = '数据迁移完成，'.repeat(Math.ceil(MAX_DICTIONARY_CHARS / 6) + 10)
+      await store.append([message('cap', 1, 'nothing here'), message('cap', 2, `${filler}中华人民共和国成立。`), message('cap', 3, '数据迁移完成')])
+      for (const options of [{ sessionId: 'cap' }, { sessionId: 'cap', allSessions: true }]) {
+        const result = await store.search('共和国', options)
+        expect(result.hits.map(hit => hit.message.seq), JSON.stringify(options)).toContain(2)
+      }
+    } finally {
+      await store.close()
+    }
+  })
+})
