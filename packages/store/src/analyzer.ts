@@ -68,8 +68,8 @@ export function cjkWords(run: string): string[] {
 /**
  * `cjkWords(run).join(' ')` of each of these runs, from one pass of the segmenter over them all,
  * joined by spaces (a space ends a word on both sides): a text of 130k short runs took 2 s run by
- * run, 0.8 s this way (and 570k Korean words 11-13 s in an append). Should a word ever span a space, each run is
- * segmented alone instead.
+ * run, 0.8 s this way (570k Korean words: an append took 11-13 s). Should a word ever span a
+ * space, each run is segmented alone instead.
  */
 export function cjkWordsOfRuns(runs: readonly string[]): string[] {
   if (runs.length < 2) return runs.map(alone => cjkWords(alone).join(' '))
