@@ -4,7 +4,7 @@
  * words past MAX_DICTIONARY_CHARS. Below the cap the view is the run-by-run construction's, on
  * generated mixed-script texts; past it a word is still found by its bigrams, on both backends.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { camelParts, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
 import { ShadowStore } from '../src/index.ts'
 import { generatedText, pointsOf, random } from './generated-text.ts'
@@ -126,5 +126,37 @@ describe.each(TARGETS)('a CJK word past the dictionary cap on $name', target => 
     } finally {
       await store.close()
     }
+  })
+})
+
+describe('tool-call rendering blanked', () => {
+  // the regex it replaces: an opening whose line closes a bracket after it
+  const reference = (text: string): string => text.replace(/\[tool call (?=[^\]\n]*\])/g, match => ' '.repeat(match.length))
+
+  it('blanks what the lookahead regex blanks, on generated texts of openings, brackets and line breaks', () => {
+    const next = random(53)
+    const pieces = ['[tool call ', '[tool call shell] {"cmd":"ls"}', ']', '\n', 'x', ' ', '[', '[tool', 'call ', '数据', '[tool call [tool call ']
+    let blanked = 0
+    for (let index = 0; index < 5_000; index += 1) {
+      const text = Array.from({ length: Math.floor(next() * 30) }, () => pieces[Math.floor(next() * pieces.length)]!).join('')
+      const expected = reference(text)
+      expect(withoutBoilerplate(text) === expected, JSON.stringify(text)).toBe(true)
+      if (expected !== text) blanked += 1
+    }
+    expect(blanked).toBeGreaterThan(1_000)
+  })
+
+  it('blanks in one pass: no regex, at most three searches per opening (openings without a bracket)', () => {
+    // 200k characters of openings, no bracket: the lookahead regex scanned to the end for each (3.8 s per append, 7 s per search)
+    const text = '[tool call '.repeat(20_000) + ']'
+    const indexOf = vi.spyOn(String.prototype, 'indexOf')
+    const regex = [vi.spyOn(RegExp.prototype, 'exec'), vi.spyOn(RegExp.prototype, 'test'), vi.spyOn(RegExp.prototype, Symbol.replace)]
+    const out = withoutBoilerplate(text)
+    const searches = indexOf.mock.calls.length
+    const regexCalls = regex.reduce((sum, spy) => sum + spy.mock.calls.length, 0)
+    vi.restoreAllMocks()
+    expect(out === reference(text)).toBe(true)
+    expect(regexCalls).toBe(0)
+    expect(searches).toBeLessThan(3 * 20_000 + 10)
   })
 })
