@@ -54,6 +54,31 @@ describe.each(TARGETS)('hostile search options on $name', target => {
     expect((error as ShadowStoreError).message).toMatch(names)
   })
 
+  // a match longer than the passage window's three quarters (1,200 characters) moved the window's left end past it: TypeError
+  it('answers a query token longer than the passage window, in the session and store-wide', async () => {
+    const token = 'y'.repeat(3_000)
+    await store.append([message('hl', 1, `${token} deploy`), message('hl', 2, 'deploy only')])
+    for (const options of [{ sessionId: 'hl' }, { sessionId: 'hl', allSessions: true }]) {
+      for (const query of [token, `${token} deploy`]) {
+        const result = await store.search(query, options)
+        // PostgreSQL's words index holds no word past 200 characters (README, Known Limitations): store-wide it finds 'deploy' only
+        if (target.name === 'postgres' && options.allSessions === true && query === token) continue
+        expect(result.hits[0]?.message.sessionId, `${query.length} ${JSON.stringify(options)}`).toBe('hl')
+        expect(result.hits[0]?.message.seq).toBe(1)
+        expect(result.hits[0]!.snippet.length).toBeGreaterThan(0)
+      }
+    }
+  })
+
+  // openings of a tool-call rendering without a closing bracket: the blanking regex scanned to the line's end for each
+  it('searches a message of 200k characters of unclosed tool-call openings', async () => {
+    await store.append([message('ho', 1, `deploy ${'[tool call '.repeat(20_000)}`), message('ho', 2, '[tool call shell] {"cmd":"deploy"}')])
+    for (const options of [{ sessionId: 'ho' }, { sessionId: 'ho', allSessions: true }]) {
+      const result = await store.search('tool deploy', options)
+      expect(result.hits.filter(hit => hit.message.sessionId === 'ho').map(hit => hit.message.seq).toSorted((a, b) => a - b), JSON.stringify(options)).toEqual([1, 2])
+    }
+  })
+
   // the cut is of characters, whatever the script: a multibyte output is cut at the same place (its winner was read again in full when the cut was of bytes)
   it.each([['Latin', 'lorem ipsum '], ['Chinese', '数据库连接池耗尽 ']])('reads a 2 MB %s output as a candidate only up to the candidate cut, and returns it cut', async (_script, filler) => {
     const sessionId = `hb${filler.length}`

@@ -411,7 +411,8 @@ export function bestPassage(text: string, scan: TermScan, terms: readonly string
     const count = counts.get(entering.term) ?? 0
     if (count === 0) weight += weightOf(entering.term)
     counts.set(entering.term, count + 1)
-    while (entering.at + entering.length - positions[left]!.at > width * 0.75) {
+    // never past the entering match: one longer than the window is a window of its own
+    while (left < right && entering.at + entering.length - positions[left]!.at > width * 0.75) {
       const leaving = positions[left]!
       const remaining = counts.get(leaving.term)! - 1
       counts.set(leaving.term, remaining)
