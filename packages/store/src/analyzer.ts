@@ -33,13 +33,28 @@ export const MAX_DICTIONARY_CHARS = 256_000
 
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
 export const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
-const CAMEL_WORD = /\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g
+/** Runs of ASCII word characters: a camelCase identifier is one of them (`camelWords`). */
+const ASCII_WORD = /[A-Za-z0-9_]+/g
 /**
  * Tokens worth a substring index: contain a digit, an inner capital, `_ . / \ : -` between word
  * characters, or are an all-caps constant (ECONNREFUSED).
  */
 const ANCHOR = /[\p{L}\p{N}_$][\p{L}\p{N}_$./\\:-]*[\p{L}\p{N}_$]/gu
-const ANCHOR_SHAPE = /\d|[a-z][A-Z]|[_./\\:-]|^[A-Z]{4,}$/
+const ANCHOR_MARK = /\d|[a-z][A-Z]|[_./\\:-]/
+
+/**
+ * `/\d|[a-z][A-Z]|[_./\\:-]|^[A-Z]{4,}$/.test(token)`, the all-caps test as a loop: the regex's
+ * `^[A-Z]{4,}$` overflowed the stack on a token of 4M capitals (NFKC of 2M 'Ⅷ'), failing the append.
+ */
+function anchorShaped(token: string): boolean {
+  if (ANCHOR_MARK.test(token)) return true
+  if (token.length < 4) return false
+  for (let at = 0; at < token.length; at += 1) {
+    const code = token.charCodeAt(at)
+    if (code < 0x41 || code > 0x5a) return false
+  }
+  return true
+}
 
 /** Common single-character function words; indexing them as words only adds noise. */
 const CJK_STOPWORDS = new Set([
@@ -128,6 +143,29 @@ export function cjkBigramText(run: string): string {
   return UTF16.decode(out)
 }
 
+/**
+ * The camelCase identifiers of a text: whole runs of ASCII word characters with no `_`, starting with
+ * a letter, with a capital after it (what `\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b` matches, without
+ * its nested quantifier: on a run of 4M capitals, as NFKC makes of 2M 'Ⅷ', that regex overflowed the
+ * stack and the append failed with a RangeError).
+ */
+export function camelWords(text: string): string[] {
+  const words: string[] = []
+  for (const match of text.matchAll(ASCII_WORD)) {
+    const word = match[0]
+    const first = word.charCodeAt(0)
+    if (first <= 0x39 || word.includes('_')) continue
+    for (let at = 1; at < word.length; at += 1) {
+      const code = word.charCodeAt(at)
+      if (code >= 0x41 && code <= 0x5a) {
+        words.push(word)
+        break
+      }
+    }
+  }
+  return words
+}
+
 /** Parts of a camelCase identifier: `handleRequestTimeout` → handle, Request, Timeout. */
 export function camelParts(word: string): string[] {
   return word.split(/(?<=[a-z0-9])(?=[A-Z])/)
@@ -181,7 +219,7 @@ function normalize(text: string): string {
 export function indexViews(text: string): { words: string; grams: string } {
   const clean = normalize(withoutBoilerplate(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text))
   const extra: string[] = []
-  for (const match of clean.matchAll(CAMEL_WORD)) extra.push(camelParts(match[0]).join(' '))
+  for (const word of camelWords(clean)) extra.push(camelParts(word).join(' '))
   const runs = clean.match(CJK_RUN) ?? []
   const dictionary = cjkWordsOfRuns(dictionaryParts(runs))
   // each run rewritten where it stands: the first occurrence after the last (no CJK letter lies between two runs)
@@ -251,7 +289,7 @@ export function anchors(text: string, dropped?: () => void): string {
   }
   for (const match of text.matchAll(ANCHOR)) {
     const token = match[0]
-    if (token.length < 3 || !ANCHOR_SHAPE.test(token)) continue
+    if (token.length < 3 || !anchorShaped(token)) continue
     if (HAS_CJK.test(token)) dropped?.()
     else if (!take(token)) {
       dropped?.()

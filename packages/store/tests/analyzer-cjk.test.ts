@@ -5,7 +5,7 @@
  * generated mixed-script texts; past it a word is still found by its bigrams, on both backends.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { camelParts, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
+import { camelParts, camelWords, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
 import { ShadowStore } from '../src/index.ts'
 import { generatedText, pointsOf, random } from './generated-text.ts'
 import { message } from './helpers.ts'
@@ -158,5 +158,28 @@ describe('tool-call rendering blanked', () => {
     expect(out === reference(text)).toBe(true)
     expect(regexCalls).toBe(0)
     expect(searches).toBeLessThan(3 * 20_000 + 10)
+  })
+})
+
+describe('camelCase identifiers', () => {
+  const CAMEL_WORD = /\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g
+
+  it('are what the camelCase regex matched, on generated texts', () => {
+    const next = random(59)
+    const pieces = ['get', 'Pool', 'ID', 'x', 'X', '1', '_', ' ', '-', '.', 'é', 'Ⅷ', 'fooBar', 'HTTPServer', '9a', 'aB', '数据', '\n']
+    let found = 0
+    for (let index = 0; index < 5_000; index += 1) {
+      const text = Array.from({ length: Math.floor(next() * 20) }, () => pieces[Math.floor(next() * pieces.length)]!).join('')
+      const expected = [...text.matchAll(CAMEL_WORD)].map(match => match[0])
+      expect(camelWords(text), JSON.stringify(text)).toEqual(expected)
+      found += expected.length
+    }
+    expect(found).toBeGreaterThan(2_000)
+  })
+
+  it('are found in a run of millions of capitals (NFKC of 2M \'Ⅷ\': the regex overflowed the stack)', () => {
+    const views = indexViews('Ⅷ'.repeat(2_000_000))
+    expect(views.words.length).toBeGreaterThan(8_000_000)
+    expect(camelWords('VIII'.repeat(2_000_000))).toHaveLength(1)
   })
 })

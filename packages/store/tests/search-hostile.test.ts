@@ -79,6 +79,15 @@ describe.each(TARGETS)('hostile search options on $name', target => {
     }
   })
 
+  // NFKC makes 2M 'Ⅷ' a run of 8M capitals: the camelCase and anchor-shape regexes overflowed the stack (RangeError, the append failed)
+  it('stores and finds a message that NFKC folds into millions of capitals', async () => {
+    await store.append([message('hv', 1, `deploy ${'Ⅷ'.repeat(2_000_000)}`), message('hv', 2, 'deploy VIII')])
+    for (const options of [{ sessionId: 'hv' }, { sessionId: 'hv', allSessions: true }]) {
+      const result = await store.search('deploy viii', options)
+      expect(result.hits.filter(hit => hit.message.sessionId === 'hv').map(hit => hit.message.seq).toSorted((a, b) => a - b), JSON.stringify(options)).toEqual([1, 2])
+    }
+  })
+
   // the cut is of characters, whatever the script: a multibyte output is cut at the same place (its winner was read again in full when the cut was of bytes)
   it.each([['Latin', 'lorem ipsum '], ['Chinese', '数据库连接池耗尽 ']])('reads a 2 MB %s output as a candidate only up to the candidate cut, and returns it cut', async (_script, filler) => {
     const sessionId = `hb${filler.length}`

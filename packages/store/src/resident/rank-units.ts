@@ -98,7 +98,7 @@ function topBuckets(ids: readonly number[], buckets: Uint8Array, count: number):
 
 /** Characters of a literal piece an anchor can hold (analyzer.ts ANCHOR); its ends are word characters. */
 const ANCHORABLE = /^[\p{L}\p{N}_$](?:[\p{L}\p{N}_$./\\:-]*[\p{L}\p{N}_$])?$/u
-/** A piece that holds one of these is an anchor's shape (ANCHOR_SHAPE) whatever run it sits in. */
+/** A piece that holds one of these is an anchor's shape (analyzer.ts anchorShaped) whatever run it sits in. */
 const ANCHOR_MARK = /[\d_./\\:-]/
 const CJK_LETTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 

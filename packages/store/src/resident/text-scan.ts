@@ -354,7 +354,7 @@ export const ANCHOR_CJK = 2
 /**
  * The pass's findings for one sample, in reused buffers (valid until the next `run`): pieces
  * with where they are, CJK runs as [from, to) spans, and anchor candidates of anchor shape
- * (analyzer.ts ANCHOR_SHAPE, three or more code units) as (from, to, folded hash, flags).
+ * (analyzer.ts anchorShaped, three or more code units) as (from, to, folded hash, flags).
  */
 export class TextScan {
   /** Per piece: its entry in the piece table (PieceTable.get). */
@@ -388,7 +388,7 @@ export class TextScan {
     let pieceHash = 0
     let cjkStart = -1
     // the anchor candidate being read: its first word character, the end of its last one, the
-    // hash of its folded code units up to there and of the run so far, and what ANCHOR_SHAPE asks
+    // hash of its folded code units up to there and of the run so far, and what anchorShaped asks
     let wordStart = -1
     let wordEnd = -1
     let wordHash = 0
@@ -467,7 +467,7 @@ export class TextScan {
         afterLower = code >= 97 && code <= 122
       } else if (wordStart >= 0) {
         if ((bits & ANCHOR_INNER) !== 0) {
-          // . / \ : - : inner marks, all of ANCHOR_SHAPE
+          // . / \ : - : inner marks, all of anchorShaped
           runHash = Math.imul(runHash ^ code, FNV_PRIME)
           innerMark = true
           afterLower = false
