@@ -202,6 +202,13 @@ export interface SessionChanges {
   readonly events: ReadonlyArray<Uint8Array | string>
   /** The session's rows (its counter in the same snapshot): whether a scope is small enough to hold. */
   readonly messageCount: number
+  /**
+   * False when the byte bound (`bound.bytes`, `page.bytes`) stopped the read with a row after it:
+   * only then may a bounded answer under its row bound not be the whole delta (or page). The light
+   * rows' own text cannot tell: cut shorter than the read that counted it, a 1 MB row looked small,
+   * and the rows the bound left out after it were taken as none.
+   */
+  readonly complete: boolean
 }
 
 /**

@@ -85,6 +85,25 @@ describe.each(TARGETS)('session revisions on $name', target => {
     expect(await store.backend.sessionChanges([])).toEqual([])
   })
 
+  it('says whether a byte bound left rows out: counted on the text as read, not as the light rows hold it', async () => {
+    // 600k characters: read as 600k bytes, held as 256k characters
+    await store.append([message('e', 1, 'short'), message('e', 2, 'y'.repeat(600_000)), message('e', 3, 'after'), message('e', 4, 'last')])
+    const bounded = async (bytes: number, rows = 100): Promise<{ seqs: number[]; complete: boolean }> => {
+      const [answer] = await store.backend.sessionChanges([{ sessionId: 'e', since: 0, bound: { rows, bytes } }])
+      return { seqs: answer!.rows.map(row => row.seq), complete: answer!.complete }
+    }
+    expect(await bounded(500_000)).toEqual({ seqs: [1, 2], complete: false })
+    expect(await bounded(600_009)).toEqual({ seqs: [1, 2, 3], complete: false })
+    expect(await bounded(600_014)).toEqual({ seqs: [1, 2, 3, 4], complete: true })
+    expect(await bounded(10_000_000)).toEqual({ seqs: [1, 2, 3, 4], complete: true })
+    // the row bound is the caller's to judge (more rows than it asked for)
+    expect(await bounded(10_000_000, 2)).toEqual({ seqs: [1, 2], complete: true })
+    const [page] = await store.backend.sessionChanges([{ sessionId: 'e', since: -1, page: { afterSeq: 1, rows: 10, bytes: 500_000 } }])
+    expect([page!.rows.map(row => row.seq), page!.complete]).toEqual([[2], false])
+    const [unbounded] = await store.backend.sessionChanges([{ sessionId: 'e', since: 0 }])
+    expect(unbounded!.complete).toBe(true)
+  })
+
   it('a delete bumps once and records removedRev; deleting absent rows bumps nothing', async () => {
     await store.append([1, 2, 3, 4].map(seq => message('r', seq, `row ${seq}`)))
     expect(await store.remove('r', [2, 3])).toBe(2)

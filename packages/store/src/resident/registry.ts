@@ -439,7 +439,8 @@ async function tailsOf(backend: ShadowBackend, sessionId: string, rows: readonly
 
 /** Whether a delta read with sync's bound is the whole delta (under both bounds). */
 function whole(change: SessionChanges): boolean {
-  if (change.rows.length > INLINE_MESSAGES) return false
+  // the byte bound's own answer: the light rows' text is cut shorter than the read it counted
+  if (change.rows.length > INLINE_MESSAGES || !change.complete) return false
   let bytes = 0
   for (const row of change.rows) bytes += Buffer.byteLength(row.text)
   return bytes < INLINE_BYTES
