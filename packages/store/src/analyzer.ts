@@ -211,8 +211,18 @@ function nextOf(text: string, char: string, from: number): number {
 }
 
 function normalize(text: string): string {
+  let folded = text.normalize('NFKC')
+  // NFKC lengthens some characters up to 18 times (ﷺ): 2M of them made 36M characters to index, and
+  // runs of millions of letters (㌀, ﷲ) on which the view's regexes overflowed the stack
+  if (folded.length > MAX_INDEXED_CHARS) folded = folded.slice(0, beforePair(folded, MAX_INDEXED_CHARS))
   // NUL and other C0 controls are kept in the stored content but mean nothing to an index.
-  return text.normalize('NFKC').replace(/\p{Cc}/gu, ' ')
+  return folded.replace(/\p{Cc}/gu, ' ')
+}
+
+/** `at`, or one before it when it falls inside a surrogate pair. */
+export function beforePair(text: string, at: number): number {
+  const code = text.charCodeAt(at)
+  return at > 0 && code >= 0xdc00 && code <= 0xdfff ? at - 1 : at
 }
 
 /** The two index views of one message text. */

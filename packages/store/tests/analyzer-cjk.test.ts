@@ -5,7 +5,7 @@
  * generated mixed-script texts; past it a word is still found by its bigrams, on both backends.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { camelParts, camelWords, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
+import { camelParts, camelWords, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, MAX_INDEXED_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
 import { ShadowStore } from '../src/index.ts'
 import { generatedText, pointsOf, random } from './generated-text.ts'
 import { message } from './helpers.ts'
@@ -178,8 +178,18 @@ describe('camelCase identifiers', () => {
   })
 
   it('are found in a run of millions of capitals (NFKC of 2M \'Ⅷ\': the regex overflowed the stack)', () => {
-    const views = indexViews('Ⅷ'.repeat(2_000_000))
-    expect(views.words.length).toBeGreaterThan(8_000_000)
     expect(camelWords('VIII'.repeat(2_000_000))).toHaveLength(1)
+    expect(indexViews('Ⅷ'.repeat(2_000_000)).words.length).toBeGreaterThan(2_000_000)
+  })
+
+  it('folds at most MAX_INDEXED_CHARS characters of a text NFKC lengthens (runs of millions overflowed the view\'s regexes)', () => {
+    for (const char of ['㌀', 'ﷲ', 'ﷺ', '㍿']) {
+      const views = indexViews(`deploy ${char.repeat(2_000_000)}`)
+      expect(views.words.startsWith('deploy '), char).toBe(true)
+      // the folded text cut at the cap (a CJK run's view is its words and bigrams: a few times its length)
+      expect(views.words.length, char).toBeLessThan(8 * MAX_INDEXED_CHARS)
+    }
+    // a text NFKC does not lengthen is folded whole
+    expect(indexViews('ｐｏｏｌ '.repeat(300_000)).words.length).toBe(1_500_000)
   })
 })

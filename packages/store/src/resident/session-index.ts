@@ -20,6 +20,7 @@
  * the registry keeps it in step with the store (resident/registry.ts).
  */
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
+import { beforePair, MAX_INDEXED_CHARS } from '../analyzer.ts'
 import { unpackEventJson } from '../event-json.ts'
 import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage } from '../types.ts'
@@ -35,7 +36,7 @@ import { RANK_TEXT_CHARS, type TermScan } from '../search/passage.ts'
 import { CjkKeys } from './cjk-keys.ts'
 import { LongTerms } from './long-terms.ts'
 import { countDocs, scanDocs, type ScannedDocs } from './doc-scans.ts'
-import { cjkRuns, tailPieces } from './tail.ts'
+import { cjkRuns, SPLIT_WORD_CHARS, tailPieces } from './tail.ts'
 import { FIT_SLICE, TermLists, type Postings } from './term-lists.ts'
 import { valueMatches, valueMatchesAt, type ValueMatch } from '../search/values.ts'
 
@@ -307,8 +308,14 @@ export class SessionIndex implements ScannedDocs {
    * overlapping the next by SPLIT_WORD_CHARS (a CJK pair or run across the end is whole in the next).
    */
   private listTail(doc: number, tail: string): void {
+    // folded characters listed at most: the tail's own where NFKC does not lengthen it (2M ﷺ folded
+    // to 31M characters listed, seconds for the first search after them; analyzer.ts cuts alike)
+    let left = MAX_INDEXED_CHARS - CANDIDATE_TEXT_CHARS + SPLIT_WORD_CHARS
     for (const piece of tailPieces(tail, TAIL_PIECE)) {
-      const folded = piece.normalize('NFKC')
+      if (left <= 0) break
+      let folded = piece.normalize('NFKC')
+      if (folded.length > left) folded = folded.slice(0, beforePair(folded, left))
+      left -= folded.length
       // NFKC may lengthen a piece past the sample's cut (㌀, ﷺ): then its folded form goes in pieces too
       for (const part of folded.length > RANK_TEXT_CHARS / 2 ? tailPieces(folded, TAIL_PIECE) : [folded]) this.listFolded(part)
       this.anchors.addView(doc, piece)
