@@ -120,25 +120,36 @@ const UTF16 = new TextDecoder('utf-16le')
 const BIGRAM_TEXT_CHARS = 64
 
 /**
- * `cjkBigrams(run).join(' ')`, written into one buffer for a long run of BMP characters: a 2M-character
- * run made 2M gram strings and their array first (0.9 s, most of it collecting them; 0.1 s this way).
+ * `cjkBigrams(run).join(' ')`, written into one buffer for a long run: a 2M-character run made 2M
+ * gram strings and their array first (0.9 s, most of it collecting them; 0.1 s this way). A
+ * character is a code point (a surrogate pair is one).
  */
 export function cjkBigramText(run: string): string {
   const length = run.length
   // one character (a run between two others' letters): itself unless a stopword, no array made
   if (length === 1) return CJK_STOPWORDS.has(run) ? '' : run
   if (length < BIGRAM_TEXT_CHARS) return cjkBigrams(run).join(' ')
-  // a surrogate pair is one character of a gram: the general path
-  for (let at = 0; at < length; at += 1) {
+  // where each character starts (the last entry: the run's end)
+  const starts = new Int32Array(length + 1)
+  let count = 0
+  for (let at = 0; at < length; count += 1) {
+    starts[count] = at
     const code = run.charCodeAt(at)
-    if (code >= 0xd800 && code <= 0xdfff) return cjkBigrams(run).join(' ')
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = run.charCodeAt(at + 1)
+      // a lone surrogate: the decoder would replace it (a CJK run holds none)
+      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return cjkBigrams(run).join(' ')
+      at += 2
+    } else at += 1
   }
-  const out = new Uint16Array(3 * (length - 1) - 1)
+  starts[count] = length
+  if (count < 2) return cjkBigrams(run).join(' ')
+  // each gram is two characters, each inner character in two grams, a space between two grams
+  const out = new Uint16Array(2 * length - (starts[1]! - starts[0]!) - (length - starts[count - 1]!) + count - 2)
   let to = 0
-  for (let at = 0; at + 1 < length; at += 1) {
-    if (at > 0) out[to++] = 0x20
-    out[to++] = run.charCodeAt(at)
-    out[to++] = run.charCodeAt(at + 1)
+  for (let char = 0; char + 1 < count; char += 1) {
+    if (char > 0) out[to++] = 0x20
+    for (let at = starts[char]!; at < starts[char + 2]!; at += 1) out[to++] = run.charCodeAt(at)
   }
   return UTF16.decode(out)
 }

@@ -55,6 +55,10 @@ describe('CJK words view in bulk', () => {
       expect(cjkBigramText(astral) === cjkBigrams(astral).join(' '), `astral ${length}`).toBe(true)
     }
     expect(cjkBigramText('的')).toBe('')
+    // all astral, and lone surrogates ([...run] takes each as a character)
+    for (const run of ['𠀁'.repeat(100), `${'中'.repeat(70)}\ud800${'文'.repeat(10)}\udc00`, `\ud800${'中'.repeat(80)}`, '𠀁中'.repeat(50)]) {
+      expect(cjkBigramText(run) === cjkBigrams(run).join(' ')).toBe(true)
+    }
   })
 
   it('makes the run-by-run words view for texts below the cap (generated mixed scripts, camelCase, tool calls)', () => {
