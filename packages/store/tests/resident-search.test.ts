@@ -5,10 +5,11 @@
  * It sees every write of another store object (another process or host) at its next search, and
  * it stays within its memory budget. Both backends.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CANDIDATE_TEXT_CHARS, ShadowStore, type SearchOptions, type SearchResult, type ShadowMessageInput } from '../src/index.ts'
 import { search } from '../src/search/search.ts'
 import { INLINE_MESSAGES } from '../src/resident/registry.ts'
+import { AnchorIndex } from '../src/resident/anchors.ts'
 import { scanTerms } from '../src/search/passage.ts'
 import { coverageTerms } from '../src/search/ranking.ts'
 import { listReads, message } from './helpers.ts'
@@ -205,6 +206,24 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     await compare('présumé', [5])
     await compare('连接', [6])
     expect(store.residentUsage().sessions).toBe(1)
+    await store.close()
+  })
+
+  // 48 terms of 'q1' runs of growing length all hold the trigrams of every 'q1q1q1q1<n>' anchor: each term walked them all, per search
+  it('looks no further for a substring term that holds one no anchor holds', async () => {
+    const store = await ShadowStore.open(target.location())
+    await store.append(Array.from({ length: 40 }, (_, row) => message('nest', row + 1, Array.from({ length: 50 }, (_, at) => `q1q1q1q1${row * 1000 + at + 100}`).join(' '))))
+    await store.append([message('nest', 41, 'a q1q1q1q1q1q1q1 here')])
+    const nested = Array.from({ length: 30 }, (_, at) => 'q1'.repeat(6 + at)).join(' ')
+    await store.search('warm', { sessionId: 'nest' })
+    const calls = vi.spyOn(AnchorIndex.prototype, 'markSubstring')
+    const resident = await store.search(nested, { sessionId: 'nest' })
+    const walked = calls.mock.calls.length
+    vi.restoreAllMocks()
+    expect(resident.hits.map(hit => hit.message.seq)).toEqual([41])
+    // the terms no anchor holds past 'q1' x 8 are not looked for (30 before)
+    expect(walked).toBeLessThanOrEqual(3)
+    expect(answer(resident, true)).toEqual(answer(await search(store.backend, nested, { sessionId: 'nest' }), true))
     await store.close()
   })
 

@@ -97,7 +97,8 @@ export async function residentSearch(backend: ShadowBackend, request: ResidentQu
   }
   // the docs with an anchor holding each substring term, worked out once (an exact literal is one too)
   const substrings = new SubstringDocs(view)
-  if (analyzed.grams.length > 0) candidates.takeNewest(unionOf(analyzed.grams.map(term => substrings.of(term))), rankWindow, isCandidate)
+  // shortest first: a term holding one that no anchor holds is not looked for (SubstringDocs)
+  if (analyzed.grams.length > 0) candidates.takeNewest(unionOf(analyzed.grams.toSorted((a, b) => a.length - b.length).map(term => substrings.of(term))), rankWindow, isCandidate)
   const days = windowDays(options.timeFrom, options.timeTo)
   if (days !== undefined && own.length > 0) {
     const referring = new Uint8Array(view.total)
