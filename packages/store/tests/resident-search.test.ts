@@ -212,7 +212,7 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
   // 48 terms of 'q1' runs of growing length all hold the trigrams of every 'q1q1q1q1<n>' anchor: each term walked them all, per search
   it('looks no further for a substring term that holds one no anchor holds', async () => {
     const store = await ShadowStore.open(target.location())
-    await store.append(Array.from({ length: 40 }, (_, row) => message('nest', row + 1, Array.from({ length: 50 }, (_, at) => `q1q1q1q1${row * 1000 + at + 100}`).join(' '))))
+    await store.append(Array.from({ length: 40 }, (_row, row) => message('nest', row + 1, Array.from({ length: 50 }, (_at, at) => `q1q1q1q1${row * 1000 + at + 100}`).join(' '))))
     await store.append([message('nest', 41, 'a q1q1q1q1q1q1q1 here')])
     const nested = Array.from({ length: 30 }, (_, at) => 'q1'.repeat(6 + at)).join(' ')
     await store.search('warm', { sessionId: 'nest' })
