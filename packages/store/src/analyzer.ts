@@ -225,15 +225,17 @@ function normalize(text: string): string {
   let folded = text.normalize('NFKC')
   // NFKC lengthens some characters up to 18 times (ﷺ): 2M of them made 36M characters to index, and
   // runs of millions of letters (㌀, ﷲ) on which the view's regexes overflowed the stack
-  if (folded.length > MAX_INDEXED_CHARS) folded = folded.slice(0, beforePair(folded, MAX_INDEXED_CHARS))
+  if (folded.length > MAX_INDEXED_CHARS) folded = folded.slice(0, charBoundary(folded, MAX_INDEXED_CHARS))
   // NUL and other C0 controls are kept in the stored content but mean nothing to an index.
   return folded.replace(/\p{Cc}/gu, ' ')
 }
 
-/** `at`, or one before it when it falls inside a surrogate pair. */
-export function beforePair(text: string, at: number): number {
+/** `at`, or one before it when `at` falls between the halves of a surrogate pair (emoji, CJK ext. B). */
+export function charBoundary(text: string, at: number): number {
+  if (at <= 0 || at >= text.length) return at
   const code = text.charCodeAt(at)
-  return at > 0 && code >= 0xdc00 && code <= 0xdfff ? at - 1 : at
+  const before = text.charCodeAt(at - 1)
+  return code >= 0xdc00 && code <= 0xdfff && before >= 0xd800 && before <= 0xdbff ? at - 1 : at
 }
 
 /** The two index views of one message text. */
@@ -264,11 +266,7 @@ function dictionaryParts(runs: readonly string[]): string[] {
   for (const run of runs) {
     if (left <= 0) break
     if (run.length <= left) parts.push(run)
-    else {
-      // never inside a surrogate pair
-      const code = run.charCodeAt(left)
-      parts.push(run.slice(0, code >= 0xdc00 && code <= 0xdfff ? left - 1 : left))
-    }
+    else parts.push(run.slice(0, charBoundary(run, left)))
     left -= run.length
   }
   return parts

@@ -20,7 +20,7 @@
  * the registry keeps it in step with the store (resident/registry.ts).
  */
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
-import { beforePair, MAX_INDEXED_CHARS } from '../analyzer.ts'
+import { charBoundary, MAX_INDEXED_CHARS } from '../analyzer.ts'
 import { unpackEventJson } from '../event-json.ts'
 import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage } from '../types.ts'
@@ -314,7 +314,7 @@ export class SessionIndex implements ScannedDocs {
     for (const piece of tailPieces(tail, TAIL_PIECE)) {
       if (left <= 0) break
       let folded = piece.normalize('NFKC')
-      if (folded.length > left) folded = folded.slice(0, beforePair(folded, left))
+      if (folded.length > left) folded = folded.slice(0, charBoundary(folded, left))
       left -= folded.length
       // NFKC may lengthen a piece past the sample's cut (㌀, ﷺ): then its folded form goes in pieces too
       for (const part of folded.length > RANK_TEXT_CHARS / 2 ? tailPieces(folded, TAIL_PIECE) : [folded]) this.listFolded(part)

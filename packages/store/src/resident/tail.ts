@@ -4,7 +4,7 @@
  * index lists its keys, anchors and CJK runs so such a row is found by a word only its tail holds
  * (session-index.ts `listTail`); here is where a tail starts and how it is cut into pieces.
  */
-import { MAX_INDEXED_CHARS } from '../analyzer.ts'
+import { charBoundary, MAX_INDEXED_CHARS } from '../analyzer.ts'
 
 /** A word the light read's cut split is listed whole from its start, up to this far back. */
 export const SPLIT_WORD_CHARS = 256
@@ -18,9 +18,7 @@ export function textTail(full: string, cutAt: number): string | undefined {
   if (cutAt >= end) return undefined
   // the word (or anchor) the cut split is listed whole, from its start; never from inside a surrogate pair
   const before = full.slice(Math.max(0, cutAt - SPLIT_WORD_CHARS), cutAt)
-  let from = cutAt - (WORD_END.exec(before)?.[0].length ?? 0)
-  if (from > 0 && isLowSurrogate(full, from)) from -= 1
-  return full.slice(from, end)
+  return full.slice(charBoundary(full, cutAt - (WORD_END.exec(before)?.[0].length ?? 0)), end)
 }
 
 /**
@@ -38,9 +36,8 @@ export function tailPieces(text: string, size: number): string[] {
       const space = text.lastIndexOf(' ', to)
       if (space > from + SPLIT_WORD_CHARS) next = to = space
       else {
-        if (isLowSurrogate(text, to)) to -= 1
-        next = to - SPLIT_WORD_CHARS
-        if (isLowSurrogate(text, next)) next -= 1
+        to = charBoundary(text, to)
+        next = charBoundary(text, to - SPLIT_WORD_CHARS)
       }
     }
     pieces.push(text.slice(from, to))
@@ -53,11 +50,6 @@ export function tailPieces(text: string, size: number): string[] {
 export function cjkRuns(folded: string): string {
   const runs = folded.toLowerCase().replace(NOT_CJK, '\0')
   return runs.length > 1 ? runs + '\0' : ''
-}
-
-function isLowSurrogate(text: string, at: number): boolean {
-  const code = text.charCodeAt(at)
-  return code >= 0xdc00 && code <= 0xdfff
 }
 
 /** The run of word and anchor characters (marks, astral letters too) that ends a string. */

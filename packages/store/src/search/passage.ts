@@ -8,7 +8,7 @@
  * MAX_POSITIONS occurrences are kept, and a token is stemmed only when it is short enough to be a
  * word. A 50 MB tool output costs what 256 KB costs.
  */
-import { withoutBoilerplate } from '../analyzer.ts'
+import { charBoundary, withoutBoilerplate } from '../analyzer.ts'
 import { porterStem } from '../porter.ts'
 
 /** Characters of one candidate that ranking and passages look at. */
@@ -433,13 +433,6 @@ export function bestPassage(text: string, scan: TermScan, terms: readonly string
   return { start: charBoundary(text, start), end: charBoundary(text, Math.min(text.length, start + width)) }
 }
 
-/** `at`, or one before it when `at` falls between the halves of a surrogate pair (emoji, CJK ext. B). */
-export function charBoundary(text: string, at: number): number {
-  if (at <= 0 || at >= text.length) return at
-  const code = text.charCodeAt(at)
-  const before = text.charCodeAt(at - 1)
-  return code >= 0xdc00 && code <= 0xdfff && before >= 0xd800 && before <= 0xdbff ? at - 1 : at
-}
 
 export interface PassageSnippet {
   readonly text: string
