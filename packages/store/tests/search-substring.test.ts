@@ -2,8 +2,8 @@
  * The newest-first substring list (`index: 'grams'`): the AND of a term's trigrams also matches
  * texts that hold the trigrams apart, so every candidate is checked against its text. The list is
  * the newest `limit` rows that hold the term (case-insensitively, or after NFKC), whatever number
- * of false candidates lies between them; on SQLite the false candidates a SQL prefilter cannot
- * drop (non-ASCII texts) are looked at only up to a bound, so a misleading query stays cheap.
+ * of false candidates lies between them. SQLite checks each candidate in the statement (a short
+ * ASCII text with instr(), any other with the same check in JavaScript), so none becomes a row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CANDIDATE_TEXT_CHARS, ShadowStore, type IndexQuery, type LineageSegment, type ShadowMessageInput } from '../src/index.ts'
@@ -91,18 +91,27 @@ describe.each(TARGETS)('newest substring candidates on $name', target => {
     expect((await store.backend.searchIndex(list(10, ['payments/refund.js']))).hits).toEqual([])
   })
 
-  it.runIf(target.name === 'sqlite')('looks at a bounded number of false candidates the SQL prefilter passes', async () => {
-    // 200 non-ASCII false candidates newer than the only holder: past the bound, it is not reached
+  it('checks every candidate in the query: past any number of false ones, long, non-ASCII or holding a NUL', async () => {
+    // 200 false candidates of both kinds newer than the only holder: each is dropped where it is read
     const crowd = await ShadowStore.open(target.location())
     try {
       const input = [message('crowd', 1, `the bug is in src/${TERM}`)]
-      for (let seq = 2; seq <= 201; seq += 1) input.push(message('crowd', seq, `src/payments/routes.ts → src/orders/refund.ts ${seq}`))
+      for (let seq = 2; seq <= 201; seq += 1) input.push(message('crowd', seq, seq % 2 === 0 ? `src/payments/routes.ts → src/orders/refund.ts ${seq}` : `src/payments/routes.ts and src/orders/refund.ts ${seq}`))
+      // holders a short ASCII check does not read: long, with a NUL byte, NFKC-folded, long and NFKC-folded
+      input.push(message('crowd', 202, `${'lorem ipsum '.repeat(1_000)} src/PAYMENTS/refund.ts`))
+      input.push(message('crowd', 203, `nul\u0000 then src/${TERM}`))
+      input.push(message('crowd', 204, `${'lorem ipsum '.repeat(1_000)} ｓｒｃ/ｐａｙｍｅｎｔｓ/ｒｅｆｕｎｄ.ｔｓ`))
+      input.push(message('crowd', 205, `${'lorem ipsum '.repeat(1_000)} src/payments/routes.ts and src/orders/refund.ts`))
       await crowd.append(input)
       const scope = [{ sessionId: 'crowd', tag: (await crowd.session('crowd'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
-      expect((await crowd.backend.searchIndex({ ...list(1), segments: scope })).hits).toEqual([])
-      // with fewer false candidates in the way it is found
-      await crowd.backend.deleteMessages('crowd', Array.from({ length: 150 }, (_, at) => at + 2))
-      expect((await crowd.backend.searchIndex({ ...list(1), segments: scope })).hits.map(hit => hit.message.seq)).toEqual([1])
+      expect((await crowd.backend.searchIndex({ ...list(10), segments: scope })).hits.map(hit => hit.message.seq)).toEqual([204, 203, 202, 1])
+      // an OR of nested terms: the shortest decides (and the longer terms cost nothing more)
+      const nested = [TERM, `src/${TERM}`, `xsrc/${TERM}`]
+      expect((await crowd.backend.searchIndex({ ...list(10, nested), segments: scope })).hits.map(hit => hit.message.seq)).toEqual([204, 203, 202, 1])
+      expect((await crowd.backend.searchIndex({ ...list(10, nested), operator: 'and', segments: scope })).hits).toEqual([])
+      expect((await crowd.backend.searchIndex({ ...list(10, nested.slice(0, 2)), operator: 'and', segments: scope })).hits.map(hit => hit.message.seq)).toEqual([204, 203, 202, 1])
+      const counted = await crowd.backend.documentFrequencies({ segments: scope, index: 'grams', terms: [TERM], cap: 1_000 })
+      expect(counted).toEqual([4])
     } finally {
       await crowd.close()
     }

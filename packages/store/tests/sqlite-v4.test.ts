@@ -5,7 +5,7 @@ import { ANALYZER_VERSION } from '../src/analyzer.ts'
 import { hashEventJson, sessionTag, ShadowStore } from '../src/index.ts'
 import { packEventJson, unpackEventJson } from '../src/event-json.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/sqlite/schema.ts'
-import { gramsMatch, holdsTerms, trigrams, wordsMatch } from '../src/sqlite/terms.ts'
+import { essentialTerms, gramsMatch, holdsTerms, trigrams, wordsMatch } from '../src/sqlite/terms.ts'
 import { message, tempDir } from './helpers.ts'
 
 describe('schema v4: event JSON stored without its text', () => {
@@ -43,6 +43,32 @@ describe('schema v4: single-token MATCH expressions', () => {
     expect(holdsTerms('See src/DB/Pool.ts', ['db/pool'], 'or')).toBe(true)
     expect(holdsTerms('db pool', ['db/pool'], 'or')).toBe(false)
     expect(holdsTerms('ｄｂ／ｐｏｏｌ full width', ['db/pool'], 'or')).toBe(true)
+  })
+
+  it('checks only the substring terms that decide an OR or an AND', () => {
+    const nested = Array.from({ length: 48 }, (_, at) => 'a'.repeat(41 + at))
+    expect(essentialTerms(nested, 'or')).toEqual(['a'.repeat(41)])
+    expect(essentialTerms(nested, 'and')).toEqual(['a'.repeat(88)])
+    expect(essentialTerms(['db/pool', 'pool', 'src/db/pool.ts', 'queue'], 'or')).toEqual(['pool', 'queue'])
+    expect(essentialTerms(['db/pool', 'pool', 'src/db/pool.ts', 'queue'], 'and')).toEqual(['src/db/pool.ts', 'queue'])
+    expect(essentialTerms(['pool', 'pool'], 'or')).toEqual(['pool'])
+    // the trigram AND of the OR is the shorter term's alone; of the AND, the longer's
+    expect(gramsMatch(['pool', 'db/pool'], 'or')).toBe('("poo" AND "ool")')
+    expect(gramsMatch(['pool', 'db/pool'], 'and')).toBe(gramsMatch(['db/pool'], 'and'))
+    // a term too short for a trigram still empties an AND
+    expect(gramsMatch(['db/pool', 'db'], 'and')).toBeUndefined()
+    // the same answers as every term checked: random texts and terms over a small alphabet
+    let seed = 7
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2_147_483_648) % n
+    const word = (length: number): string => Array.from({ length }, () => 'ab'[next(2)]!).join('')
+    for (let round = 0; round < 400; round += 1) {
+      const text = word(3 + next(30))
+      const terms = Array.from({ length: 1 + next(5) }, () => word(3 + next(5)))
+      for (const operator of ['or', 'and'] as const) {
+        const every = operator === 'or' ? terms.some(term => text.includes(term)) : terms.every(term => text.includes(term))
+        expect(holdsTerms(text, terms, operator), `${operator} ${terms.join(' ')} in ${text}`).toBe(every)
+      }
+    }
   })
 
   it('finds words SQLite splits differently, substrings, and keeps sessions apart', async () => {

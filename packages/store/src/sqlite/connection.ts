@@ -6,6 +6,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { ShadowStoreError } from '../errors.ts'
 import { registerLineageFunction } from './lineage.ts'
 import type { Row } from './rows.ts'
+import { registerTermsFunction } from './terms.ts'
 
 /** Map a node:sqlite failure to a typed store error. */
 export function sqliteError(error: unknown, action: string): ShadowStoreError {
@@ -47,6 +48,7 @@ export class SqliteConnection {
     this.path = path
     this.readOnly = readOnly
     registerLineageFunction(db)
+    registerTermsFunction(db)
   }
 
   meta(key: string): string | undefined {

@@ -8,14 +8,14 @@
  * a token collision of two tags) by the join.
  */
 import { ftsString } from '../analyzer.ts'
-import { CANDIDATE_TEXT_CHARS, type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
+import { type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { noSessions, scopeTags, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { searchReferring } from './days.ts'
 import { scopeToken } from './index-rows.ts'
-import { CANDIDATE_COLUMNS, decodeText, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
-import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
+import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
+import { essentialTerms, gramsMatch, trigrams, wordsMatch } from './terms.ts'
 
 /**
  * A newest-first list with a row filter (another session's rows under a token collision, a
@@ -26,12 +26,6 @@ import { gramsMatch, holdsTerms, trigrams, wordsMatch } from './terms.ts'
 const FILTERED_MATCHES = 20_000
 /** Above this many sessions a scope is filtered on the joined row only, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
-/** Ranked substring candidates are read this many times over: the text check drops the false ones. */
-const GRAMS_OVERREAD = 2
-/** Newest substring candidates looked at: this many batches at most (bounds a query whose trigrams mislead). */
-const GRAMS_BATCHES = 4
-/** Newest substring candidates read per batch at least: an existence check (limit 1) survives a few false ones. */
-const GRAMS_MIN_BATCH = 32
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || noSessions(query)) return { hits: [], windowed: false }
@@ -46,22 +40,16 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     const filterParams: unknown[] = []
     let where = filterSql(query, filterParams, whole)
     if (query.index === 'grams') {
-      // Drop most false substring candidates in SQL, before they become rows (holdsTerms decides).
+      // The AND of a term's trigrams also matches texts holding them apart: the text decides, in
+      // the statement (its whole text: a term past a light read's cut is still a match).
       const check = substringCheck(query.terms, query.operator)
-      if (check !== undefined) {
-        where = where === '1' ? check.sql : `${where} AND ${check.sql}`
-        filterParams.push(...check.params)
-      }
+      if (check === undefined) return { hits: [], windowed: false }
+      where = where === '1' ? check.sql : `${where} AND ${check.sql}`
+      filterParams.push(...check.params)
     }
     const limit = Math.max(1, Math.floor(query.limit))
     const light = query.light === true
     const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid`
-    // The AND of a term's trigrams also matches texts holding them apart: check the text, the
-    // whole of it (a term past a light read's cut is still a match).
-    const verify = query.index === 'grams'
-      ? (message: ShadowMessage, row: Row): boolean => holdsTerms(message.text, query.terms, query.operator)
-        || (light && message.text.length >= CANDIDATE_TEXT_CHARS && holdsTerms(fullText(conn, row['mid'] as number), query.terms, query.operator))
-      : undefined
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter (among
       // the newest FILTERED_MATCHES matches: a filter few of them pass walked every match). No bm25.
@@ -70,19 +58,8 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
         WHERE ${table} MATCH ? ORDER BY f.rowid DESC LIMIT ?`
         : `SELECT f.rid, ${columns} FROM (SELECT rowid AS rid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ${FILTERED_MATCHES}) f
         CROSS JOIN messages m ON m.id = f.rid WHERE ${where} ORDER BY f.rid DESC LIMIT ?`
-      if (verify === undefined) {
-        const rows = conn.stmt(sql).all(match, ...filterParams as never[], limit) as Row[]
-        return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
-      }
-      // Substring candidates are checked one by one on a single walk of the index, stopped as soon
-      // as `limit` pass (a new statement per batch would walk FTS5's reversed doclists again, ~1 ms
-      // each for a path's trigrams at 1M); at most GRAMS_BATCHES batches' worth are looked at.
-      const messages: ShadowMessage[] = []
-      for (const row of conn.stmt(sql).iterate(match, ...filterParams as never[], GRAMS_BATCHES * Math.max(limit, GRAMS_MIN_BATCH)) as Iterable<Row>) {
-        const message = toMessage(row)
-        if (verify(message, row) && messages.push(message) >= limit) break
-      }
-      return { hits: messages.map((message, index) => ({ message, score: -index })), windowed: false }
+      const rows = conn.stmt(sql).all(match, ...filterParams as never[], limit) as Row[]
+      return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
     }
     // FTS5 computes bm25 for every match before sorting; bound that work to the newest matches.
     let floor = 0
@@ -93,18 +70,14 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
         .get(match, Math.max(0, Math.floor(query.rankWindow) - 1)) as Row | undefined
       if (nth !== undefined) floor = nth['rowid'] as number
     }
-    const want = verify === undefined ? limit : limit * GRAMS_OVERREAD
     // Rank ids first (no wide columns through the sorter), then read the winners. The join is only
     // there for the filter; CROSS JOIN keeps the full-text index the outer loop.
     const inner = where === '1'
       ? `SELECT f.rowid AS id, bm25(${table}) AS score FROM ${table} f WHERE ${table} MATCH ? AND f.rowid >= ? ORDER BY score LIMIT ?`
       : `SELECT f.rowid AS id, bm25(${table}) AS score FROM ${table} f CROSS JOIN messages m ON m.id = f.rowid WHERE ${table} MATCH ? AND f.rowid >= ? AND ${where} ORDER BY score LIMIT ?`
     const rows = conn.stmt(`SELECT ${columns}, r.score AS score FROM (${inner}) r CROSS JOIN messages m ON m.id = r.id ORDER BY r.score`)
-      .all(match, floor, ...filterParams as never[], want) as Row[]
-    const hits = rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number), row }))
-      .filter(hit => verify === undefined || verify(hit.message, hit.row))
-      .map(({ message, score }) => ({ message, score }))
-    return { hits: hits.slice(0, limit), windowed: floor > 0 }
+      .all(match, floor, ...filterParams as never[], limit) as Row[]
+    return { hits: rows.map(row => ({ message: toMessage(row), score: -(row['score'] as number) })), windowed: floor > 0 }
   }))
 }
 
@@ -215,36 +188,45 @@ export function documentFrequencies(conn: SqliteConnection, query: FrequencyQuer
  */
 function substringFrequency(conn: SqliteConnection, match: string, term: string, cap: number): number {
   const check = substringCheck([term], 'or')
-  if (check === undefined) {
-    // no SQL prefilter (a non-ASCII term): when the candidates reach the cap, the count is the
-    // cap whatever their texts say, so count them in the index alone (every entry is a stored
-    // row's) before reading any text
+  if (check === undefined) return 0
+  // a term SQLite cannot fold (not ASCII): when the candidates reach the cap, the count is the
+  // cap whatever their texts say, so count them in the index alone (every entry is a stored
+  // row's) before reading any text
+  if (!/^[\x20-\x7e]+$/.test(term)) {
     const candidates = (conn.stmt('SELECT count(*) AS n FROM (SELECT rowid FROM messages_grams WHERE messages_grams MATCH ? LIMIT ?)').get(match, cap) as Row)['n'] as number
     if (candidates >= cap) return cap
   }
-  const rows = conn.stmt(`SELECT m.text FROM messages_grams f CROSS JOIN messages m ON m.id = f.rowid
-    WHERE messages_grams MATCH ?${check === undefined ? '' : ` AND ${check.sql}`} LIMIT ?`).all(match, ...(check?.params ?? []), cap) as Row[]
-  if (rows.length >= cap) return cap
-  return rows.filter(row => holdsTerms(decodeText(row['text']), [term], 'or')).length
-}
-
-/** A message's whole text (a light read cut it). */
-function fullText(conn: SqliteConnection, id: number): string {
-  const row = conn.stmt('SELECT text FROM messages WHERE id = ?').get(id) as Row | undefined
-  return row === undefined ? '' : decodeText(row['text'])
+  return (conn.stmt(`SELECT count(*) AS n FROM (SELECT 1 FROM messages_grams f CROSS JOIN messages m ON m.id = f.rowid
+    WHERE messages_grams MATCH ? AND ${check.sql} LIMIT ?)`).get(match, ...check.params, cap) as Row)['n'] as number
 }
 
 /**
- * SQL prefilter for substring candidates: the lowercased text holds the term. SQLite's lower()
- * folds ASCII only, so rows with non-ASCII text (NFKC, other scripts) or a NUL byte pass to the
- * exact check in JavaScript; terms that are not ASCII are left to it entirely.
+ * Characters of text times terms a row's check leaves to SQLite's instr(): it compares at every
+ * position, fast on a short text (no call out of SQLite), but 12 ms a term over a 2M-character
+ * text of a repeated letter (48 such terms, five such rows: 1.9 s a search). Longer rows, and rows
+ * SQLite cannot fold (not ASCII, a NUL byte), are checked by shadow_holds (terms.ts): the text
+ * lowercased once, each term found by V8's string search (0.8-1.4 ms a term there).
  */
-function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: string[] } | undefined {
-  const usable = terms.filter(term => [...term].length >= 3)
-  if (usable.length === 0 || usable.some(term => !/^[\x20-\x7e]+$/.test(term))) return undefined
-  const clause = 'instr(lower(CAST(m.text AS TEXT)), ?) > 0'
-  const joined = usable.map(() => clause).join(operator === 'and' ? ' AND ' : ' OR ')
-  return { sql: `((${joined}) OR length(CAST(m.text AS TEXT)) <> length(m.text) OR instr(m.text, X'00') > 0)`, params: usable }
+const INSTR_CHECK_CHARS = 4_096
+
+/**
+ * The substring check of a grams list: the row's whole text holds the terms (terms.ts holdsTerms:
+ * case-insensitive, NFKC as the analyzer indexes); undefined when no term is long enough to be
+ * looked for (no text holds one).
+ */
+function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: Array<string | number> } | undefined {
+  const usable = essentialTerms(terms.filter(term => [...term].length >= 3), operator)
+  if (usable.length === 0) return undefined
+  const holds = 'shadow_holds(m.text, ?, ?) = 1'
+  const held: Array<string | number> = [operator, JSON.stringify(usable)]
+  if (usable.some(term => !/^[\x20-\x7e]+$/.test(term))) return { sql: holds, params: held }
+  const instr = usable.map(() => 'instr(lower(CAST(m.text AS TEXT)), ?) > 0').join(operator === 'and' ? ' AND ' : ' OR ')
+  // a BLOB's length counts bytes, its text's characters: equal when it is ASCII
+  const plain = "length(m.text) <= ? AND length(CAST(m.text AS TEXT)) = length(m.text) AND instr(m.text, X'00') = 0"
+  return {
+    sql: `(CASE WHEN ${plain} THEN (${instr}) ELSE ${holds} END)`,
+    params: [Math.floor(INSTR_CHECK_CHARS / usable.length), ...usable, ...held],
+  }
 }
 
 /** wholeStore for the lists of one batch: asked once per segments list (a search's lists share one). */
