@@ -104,6 +104,26 @@ describe.each(TARGETS)('resident search on $name', target => {
     expect(found).toBeGreaterThan(compared / 2)
     await store.close()
   })
+
+  it('finds the parts of a long camelCase identifier as the index lists do', async () => {
+    const store = await ShadowStore.open(target.location())
+    const parts = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'mike', 'november', 'oscar', 'papa', 'quebec', 'romeo', 'sierra', 'tango', 'uniform', 'victor', 'whiskey', 'xray', 'yankee', 'zulu']
+    const camel = (prefix: string, count: number): string => prefix + parts.slice(0, count).map(part => part[0]!.toUpperCase() + part.slice(1)).join('')
+    // 20 parts: 118 characters; three times 26: 439 (a piece of over 200 characters was not split by the scan)
+    await store.append([
+      message('camel', 1, 'the seed message'),
+      message('camel', 2, `call ${camel('short', 20)}() now`),
+      message('camel', 3, `call ${camel('long', 26)}${camel('Again', 26)}${camel('Third', 26)}() now`),
+      message('camel', 4, 'kilo and lima, apart'),
+    ])
+    for (const query of ['kilo lima', 'shortAlpha', 'yankee zulu', 'thirdAlpha', 'juliet']) {
+      const resident = await store.search(query, { sessionId: 'camel' })
+      const lists = await search(store.backend, query, { sessionId: 'camel' })
+      expect(answer(resident, true), query).toEqual(answer(lists, true))
+      expect(resident.hits.map(hit => hit.message.seq), query).toContain(3)
+    }
+    await store.close()
+  })
 })
 
 describe.each(TARGETS)('resident search, scope and freshness, on $name', target => {

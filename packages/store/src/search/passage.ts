@@ -54,9 +54,17 @@ export function forEachPiece(sample: string, visit: (piece: string, at: number) 
   }
 }
 
+/**
+ * Longest piece scanned as camelCase. The analyzer splits an identifier of any length for the index
+ * lists; at 200 a session search missed what a store-wide one found by a part of a 439-character
+ * identifier. Not unbounded: a 2M-character token of camelCase parts then took the first session
+ * search after it 3.2 s (every part listed) and every later one 23 ms (the sample's parts split).
+ */
+const CAMEL_PIECE_CHARS = 4_096
+
 /** Whether a piece is scanned as camelCase: its parts are matched when the whole is not. */
 export function isCamelPiece(piece: string): boolean {
-  return piece.length <= 200 && INNER_CAPITAL.test(piece)
+  return piece.length <= CAMEL_PIECE_CHARS && INNER_CAPITAL.test(piece)
 }
 
 /** The camelCase parts of a piece, as the scan splits them. */
