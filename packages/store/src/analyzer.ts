@@ -322,6 +322,12 @@ export function anchors(text: string, dropped?: () => void): string {
 export const MAX_QUERY_CHARS = 4_000
 /** At most this many terms of a query are used. */
 export const MAX_QUERY_TERMS = 48
+/**
+ * A substring term is looked for by its first this many characters (on every backend and in the
+ * session index alike): a match of a term costs up to its length at every position of a text on
+ * PostgreSQL and SQLite, and a term of thousands of characters is found by its first 256.
+ */
+export const MAX_SUBSTRING_CHARS = 256
 
 export interface AnalyzedQuery {
   /** Terms for the words index (each becomes one quoted FTS5 string). */
@@ -394,6 +400,7 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     const lower = value.toLowerCase()
     if (lower.length > 0 && !list.includes(lower)) list.push(lower)
   }
+  const addGram = (value: string): void => add(grams, value.length > MAX_SUBSTRING_CHARS ? value.slice(0, charBoundary(value, MAX_SUBSTRING_CHARS)) : value)
   for (const match of clean.matchAll(CJK_RUN)) {
     for (const chunk of cjkQueryChunks(match[0])) {
       const chars = [...chunk]
@@ -403,7 +410,7 @@ export function analyzeQuery(query: string): AnalyzedQuery {
       if (chars.length >= 2 && chars.length <= 4) add(words, chunk)
       for (const word of cjkWords(chunk)) if ([...word].length >= 2) add(words, word)
       for (const gram of cjkBigrams(chunk)) add(words, gram)
-      if (chars.length >= 3) add(grams, chunk)
+      if (chars.length >= 3) addGram(chunk)
     }
   }
   const latin = clean.replace(CJK_RUN, ' ')
@@ -412,7 +419,7 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     if (trimmed.length === 0) continue
     add(literals, trimmed)
     // Any fragment can be part of an indexed anchor ("erver" of src/server.ts).
-    if (trimmed.length >= 3) add(grams, trimmed)
+    if (trimmed.length >= 3) addGram(trimmed)
     for (const token of trimmed.matchAll(LATIN_TOKEN)) {
       add(words, token[0])
       add(topics, token[0])

@@ -5,6 +5,7 @@
  * variables as an UNAVAILABLE error).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { analyzeQuery, MAX_SUBSTRING_CHARS } from '../src/analyzer.ts'
 import { CANDIDATE_TEXT_CHARS, ShadowStore, ShadowStoreError, type SearchOptions, type ShadowMessage } from '../src/index.ts'
 import { message } from './helpers.ts'
 import { TARGETS, type PostgresTarget } from './targets.ts'
@@ -132,6 +133,19 @@ describe.each(TARGETS)('hostile search options on $name', target => {
       expect(longest).toBeLessThanOrEqual(CANDIDATE_TEXT_CHARS)
     } finally {
       Object.assign(backend, real)
+    }
+  })
+
+  // LIKE '%term%' compared a 3,990-character term at every position of 63k-character anchors: past the
+  // 3 s guard on PostgreSQL (UNAVAILABLE); a substring term is now looked for by its first 256 characters
+  it('looks for a substring term of thousands of characters by its first MAX_SUBSTRING_CHARS', async () => {
+    const query = `${'a'.repeat(3_990)}1x`
+    expect(analyzeQuery(query).grams).toEqual(['a'.repeat(MAX_SUBSTRING_CHARS)])
+    expect(analyzeQuery(`${'連'.repeat(300)}`).grams.map(gram => gram.length)).toEqual([MAX_SUBSTRING_CHARS])
+    await store.append([...Array.from({ length: 3 }, (_, at) => message('hp', at + 1, `deploy${at} ${'a'.repeat(63_000)}1 a1x`)), message('hp', 4, 'deploy a short one')])
+    for (const options of [{ sessionId: 'hp' }, { sessionId: 'hp', allSessions: true }]) {
+      const result = await store.search(query, options)
+      expect(result.hits.map(hit => hit.message.seq).toSorted(), JSON.stringify(options)).toEqual([1, 2, 3])
     }
   })
 

@@ -116,4 +116,28 @@ describe.each(TARGETS)('newest substring candidates on $name', target => {
       await crowd.close()
     }
   })
+
+  it('matches a long term\'s punctuation literally, as every backend\'s check reads it', async () => {
+    // past 32 characters PostgreSQL matches with a regular expression: '.', '$', '\\', '-' and ':' must be themselves
+    const long = 'packages/store/src/a.b$c\\d-e:f_g/h1.ts'
+    const near = ['packages/store/src/aXb$c\\d-e:f_g/h1.ts', 'packages/store/src/a.b$c/d-e:f_g/h1.ts', 'packages/store/src/a.bc\\d-e:f_g/h1.ts', 'packages/store/src/a.b$c\\d-e:fXg/h1.ts']
+    const literal = await ShadowStore.open(target.location())
+    try {
+      await literal.append([message('lit', 1, `see ${long} now`), ...near.map((text, at) => message('lit', at + 2, `see ${text} now`)), message('lit', 6, `SEE ${long.toUpperCase()}`)])
+      const scope = [{ sessionId: 'lit', tag: (await literal.session('lit'))!.tag, belowSeq: Number.POSITIVE_INFINITY }]
+      for (const terms of [[long], [long, 'zzz-not-held-anywhere-at-all']]) {
+        const found = await literal.backend.searchIndex({ ...list(10, terms), segments: scope })
+        expect(found.hits.map(hit => hit.message.seq), terms.join(' ')).toEqual([6, 1])
+        expect(await literal.backend.documentFrequencies({ segments: scope, index: 'grams', terms, cap: 100 }), terms.join(' ')).toEqual(terms.map(term => (term.startsWith('zzz') ? 0 : 2)))
+        const wide = await literal.backend.documentFrequencies({ segments: scope, index: 'grams', terms, cap: 100, global: true })
+        expect(wide).toEqual(terms.map(term => (term.startsWith('zzz') ? 0 : 2)))
+      }
+      expect((await literal.backend.searchIndex({ ...list(10, [long, 'packages/store/src']), operator: 'and', segments: scope })).hits.map(hit => hit.message.seq)).toEqual([6, 1])
+      // short terms (a LIKE on PostgreSQL): the same literal reading
+      expect((await literal.backend.searchIndex({ ...list(10, ['b$c\\d-e', 'a.b$c']), operator: 'and', segments: scope })).hits.map(hit => hit.message.seq)).toEqual([6, 5, 1])
+      expect((await literal.backend.searchIndex({ ...list(10, ['b$c\\d-e', 'a.b$c']), segments: scope })).hits.map(hit => hit.message.seq)).toEqual([6, 5, 3, 2, 1])
+    } finally {
+      await literal.close()
+    }
+  })
 })

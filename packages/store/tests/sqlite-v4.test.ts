@@ -5,7 +5,8 @@ import { ANALYZER_VERSION } from '../src/analyzer.ts'
 import { hashEventJson, sessionTag, ShadowStore } from '../src/index.ts'
 import { packEventJson, unpackEventJson } from '../src/event-json.ts'
 import { MIGRATIONS, SCHEMA_VERSION } from '../src/sqlite/schema.ts'
-import { essentialTerms, gramsMatch, holdsTerms, trigrams, wordsMatch } from '../src/sqlite/terms.ts'
+import { gramsMatch, holdsTerms, trigrams, wordsMatch } from '../src/sqlite/terms.ts'
+import { essentialTerms } from '../src/substring-terms.ts'
 import { message, tempDir } from './helpers.ts'
 
 describe('schema v4: event JSON stored without its text', () => {

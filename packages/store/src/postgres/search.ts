@@ -16,7 +16,8 @@ import { BUCKET_BITS } from './schema.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row, type WholeStore } from './rows.ts'
 import { withoutTime } from '../days.ts'
 import { noSessions, scopeTags } from '../filter.ts'
-import { daysQuery, lexemeQuery, lexemes, likePattern, scopeQuery, termsQuery } from './tokens.ts'
+import { daysQuery, lexemeQuery, lexemes, likePattern, regexPattern, scopeQuery, termsQuery } from './tokens.ts'
+import { essentialTerms } from '../substring-terms.ts'
 import { denseSql, headLow, newestIds, SharedWalk } from './newest.ts'
 import { COUNT_ENTRIES, countsOf, startOf, STATS_MIN_ROWS, wordStats } from './statistics.ts'
 
@@ -39,11 +40,29 @@ function matchSql(query: Pick<IndexQuery, 'index' | 'terms' | 'operator' | 'segm
     const terms = query.referredDays === undefined || query.referredDays.length === 0 ? matched : `(${matched}) & ${daysQuery(query.referredDays)}`
     return `m.words @@ ${params.param(scoped ? `(${terms}) & ${scopeQuery(tags)}` : terms)}::tsquery`
   }
-  const patterns = query.terms.filter(term => term.length > 0).map(likePattern)
-  if (patterns.length === 0) return undefined
+  const terms = essentialTerms(query.terms.filter(term => term.length > 0).map(term => term.toLowerCase()), query.operator)
+  if (terms.length === 0) return undefined
   // scoped: the session filter (filterSql) is the grams index's third key, one GIN scan; adding
   // the scope lexeme would make the planner intersect two indexes and recheck every session row
-  return `m.grams LIKE ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
+  const { operator, patterns } = gramsOperator(terms)
+  return `m.grams ${operator} ${query.operator === 'and' ? 'ALL' : 'ANY'}(${params.param(patterns)}::text[])`
+}
+
+/**
+ * Characters of substring terms a row's LIKE check is left at. LIKE '%term%' compares the term at
+ * every position of a row's anchors, so crafted terms cost anchors × their characters a row: one
+ * term of 3,990 `a`s against 20 rows of 63k `a`s ran past the 3 s search guard (the search failed),
+ * 48 terms of `q1` runs against 120 anchor-heavy rows 1.6-3.5 s. Past this many characters the
+ * terms are regular expressions (PostgreSQL's automaton reads a row once a term, whatever the
+ * term: that first query 4.1 s → 0.5 s for the list, and 10 ms with a term of 300), which cost
+ * 1.1-1.7× LIKE on common queries (a list of five path and word terms over 20k messages: 30 → 51 ms).
+ */
+const LIKE_TERM_CHARS = 32
+
+/** The operator and patterns substring terms are matched with (both indexed by pg_trgm). */
+function gramsOperator(terms: readonly string[]): { operator: 'LIKE' | '~'; patterns: string[] } {
+  const chars = terms.reduce((sum, term) => sum + term.length, 0)
+  return chars <= LIKE_TERM_CHARS ? { operator: 'LIKE', patterns: terms.map(likePattern) } : { operator: '~', patterns: terms.map(regexPattern) }
 }
 
 /** A list answered newest first (no relevance pass): what searchIndexes can batch. */
@@ -292,9 +311,9 @@ async function countTerms(connection: PgConnection, terms: ReadonlyArray<readonl
  * trigrams are in many more: a lossy 190k-entry bitmap, 40-50 ms at 10M, against 15 bucket
  * probes, ~9 ms); a bucket probe costs 1/buckets of that and stops at the cap.
  */
-function gramCountsSql(patterns: string, cap: string): string {
+function gramCountsSql(patterns: string, operator: 'LIKE' | '~', cap: string): string {
   // matches in buckets `from` down to `to`, newest first (each probe one GIN scan of one bucket)
-  const probes = (from: string, to: string): string => `SELECT 1 FROM generate_series(${from}, ${to}, -1) AS b(k) CROSS JOIN LATERAL (SELECT 1 FROM messages m WHERE m.bucket = b.k AND m.grams LIKE t.p LIMIT ${cap}) y`
+  const probes = (from: string, to: string): string => `SELECT 1 FROM generate_series(${from}, ${to}, -1) AS b(k) CROSS JOIN LATERAL (SELECT 1 FROM messages m WHERE m.bucket = b.k AND m.grams ${operator} t.p LIMIT ${cap}) y`
   return `
     WITH span AS (SELECT s.top, ${headLow('s.top')} AS low FROM (SELECT coalesce(max(id), 0) + 1 AS top FROM messages) s)
     SELECT t.i::int AS i, c.n FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i) CROSS JOIN span
@@ -302,7 +321,7 @@ function gramCountsSql(patterns: string, cap: string): string {
     CROSS JOIN LATERAL (SELECT CASE
       WHEN head.n >= ${cap} THEN ${cap}::int
       WHEN ${denseSql('head.n', cap, 'span')} THEN head.n + (SELECT count(*)::int FROM (${probes('span.low - 1', '0')} LIMIT ${cap} - head.n) z)
-      ELSE (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p LIMIT ${cap}) z) END AS n) c`
+      ELSE (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams ${operator} t.p LIMIT ${cap}) z) END AS n) c`
 }
 
 export async function documentFrequencies(connection: PgConnection, query: FrequencyQuery, whole: boolean): Promise<number[]> {
@@ -310,15 +329,25 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
   const tags = scopeTags(query, SCOPE_LEXEME_LIMIT)
   const scope = whole || query.global === true || tags === undefined ? undefined : scopeQuery(tags)
   if (query.index === 'grams') {
-    // every term in one round trip, each counted up to the cap
+    // every term in one round trip, each counted up to the cap; a long term as a regular expression (gramsOperator)
     const params = new Params()
-    const patterns = params.param(query.terms.map(likePattern))
     const cap = params.param(Math.max(1, Math.floor(query.cap)))
-    const rows = await connection.search<{ i: number; n: number }>('count terms', scope === undefined ? gramCountsSql(patterns, cap) : `
-      SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams LIKE t.p AND m.words @@ ${params.param(scope)}::tsquery LIMIT ${cap}) x) AS n
-      FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i)`, params.values)
+    const groups = (['LIKE', '~'] as const).map(operator => {
+      const at = query.terms.flatMap((term, index) => (gramsOperator([term]).operator === operator ? [index] : []))
+      return { operator, at, patterns: at.map(index => gramsOperator([query.terms[index]!]).patterns[0]!) }
+    }).filter(group => group.at.length > 0)
+    const scoped = scope === undefined ? undefined : params.param(scope)
+    const sql = groups.map((group, g) => {
+      const patterns = params.param(group.patterns)
+      const counted = scoped === undefined ? gramCountsSql(patterns, group.operator, cap) : `
+        SELECT t.i::int AS i, (SELECT count(*)::int FROM (SELECT 1 FROM messages m WHERE m.grams ${group.operator} t.p AND m.words @@ ${scoped}::tsquery LIMIT ${cap}) x) AS n
+        FROM unnest(${patterns}::text[]) WITH ORDINALITY AS t(p, i)`
+      return `SELECT ${g} AS g, q.i, q.n FROM (${counted}) q`
+    })
     const counts = query.terms.map(() => 0)
-    for (const row of rows) counts[row.i - 1] = row.n
+    if (sql.length === 0) return counts
+    const rows = await connection.search<{ g: number; i: number; n: number }>('count terms', sql.join(' UNION ALL '), params.values)
+    for (const row of rows) counts[groups[row.g]!.at[row.i - 1]!] = row.n
     return counts
   }
   const sets = query.terms.map(lexemes)

@@ -96,3 +96,8 @@ export function gramsText(grams: string): string {
 export function likePattern(substring: string): string {
   return `%${substring.toLowerCase().replace(/[\\%_]/g, char => `\\${char}`)}%`
 }
+
+/** A regular expression matching one substring: every ASCII character that is not a letter or a digit escaped (in an ARE, `\` before one is that character). */
+export function regexPattern(substring: string): string {
+  return substring.toLowerCase().replace(/[^A-Za-z0-9\u0080-\uffff]/g, char => `\\${char}`)
+}

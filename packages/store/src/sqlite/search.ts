@@ -10,12 +10,13 @@
 import { ftsString } from '../analyzer.ts'
 import { type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { noSessions, scopeTags, unboundedSessions, wideWholeStore } from '../filter.ts'
+import { essentialTerms } from '../substring-terms.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { searchReferring } from './days.ts'
 import { scopeToken } from './index-rows.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
-import { essentialTerms, gramsMatch, trigrams, wordsMatch } from './terms.ts'
+import { gramsMatch, trigrams, wordsMatch } from './terms.ts'
 
 /**
  * A newest-first list with a row filter (another session's rows under a token collision, a

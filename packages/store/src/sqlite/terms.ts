@@ -6,6 +6,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
+import { essentialTerms } from '../substring-terms.ts'
 import { decodeText } from './rows.ts'
 
 /** Token characters of `unicode61` (letters, digits, private use); everything else separates. */
@@ -68,17 +69,6 @@ export function holdsTerms(text: string, terms: readonly string[], operator: 'an
   const test = (lower: string): boolean => operator === 'and' ? usable.every(term => lower.includes(term)) : usable.some(term => lower.includes(term))
   if (test(text.toLowerCase())) return true
   return /[^\p{ASCII}]/u.test(text) && test(text.normalize('NFKC').toLowerCase())
-}
-
-/**
- * The terms that decide an OR or an AND of substring terms: a text holding a term holds every
- * term inside it, so of an OR the terms holding another are dropped, of an AND the terms another
- * holds (48 nested terms of a query check as one: each was a pass over every candidate's text).
- */
-export function essentialTerms(terms: readonly string[], operator: 'and' | 'or'): string[] {
-  const distinct = [...new Set(terms)]
-  if (distinct.length < 2) return distinct
-  return distinct.filter(term => !distinct.some(other => other !== term && (operator === 'or' ? term.includes(other) : other.includes(term))))
 }
 
 /**
