@@ -111,8 +111,9 @@ export function filterSql(filter: MessageFilter, params: unknown[], wholeStore =
   }
   if (filter.toolName !== undefined) {
     // tool_name holds one name for a result, or space-separated names for an assistant's calls
-    clauses.push("(m.tool_name = ? OR ' ' || m.tool_name || ' ' LIKE ? ESCAPE '\\')")
-    params.push(filter.toolName, `% ${filter.toolName.replace(/[\\%_]/g, char => `\\${char}`)} %`)
+    // (instr, not LIKE: SQLite's LIKE folds ASCII case, so 'Shell' matched shell here and nowhere else)
+    clauses.push("(m.tool_name = ? OR instr(' ' || m.tool_name || ' ', ?) > 0)")
+    params.push(filter.toolName, ` ${filter.toolName} `)
   }
   // the checkpoint's originals within the scope's history: a fork's checkpoint also covers rows it
   // inherited, which carry only their owner's marks (checkpoint marks belong to who compacted)
