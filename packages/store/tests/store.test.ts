@@ -271,6 +271,15 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
     expect(await seqs({ toolName: 'read_file', allSessions: true })).toEqual([3])
   })
 
+  it('keeps one append\'s rows in arrival order across its sessions, newest first store-wide', async () => {
+    // PostgreSQL gave a batch's new rows ids in (session, seq) order: past the lists' window a store-wide
+    // search saw only the first session's newest rows
+    const base = Date.UTC(2026, 10, 30, 8)
+    await store.append(Array.from({ length: 1_500 }, (_, at) => message(at % 2 === 0 ? 'arr-b' : 'arr-a', at + 1, `deploy note ${at}`, { time: base + at * 1_000 })))
+    const hits = (await store.search('deploy note', { sessionId: 'arr-a', allSessions: true, limit: 6 })).hits
+    expect(hits.map(hit => `${hit.message.sessionId}:${hit.message.seq}`)).toEqual(['arr-a:1500', 'arr-b:1499', 'arr-a:1498', 'arr-b:1497', 'arr-a:1496', 'arr-b:1495'])
+  })
+
   it('records checkpoints with ranges derived from the stored rows', async () => {
     const rows = [message('s1', 4, 'a'), message('s1', 6, 'b'), message('s1', 7, 'c')]
     await store.append(rows)

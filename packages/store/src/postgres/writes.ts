@@ -36,9 +36,20 @@ function columnsOf(rows: readonly PreparedMessage[], revisions: PgRevisions): un
 }
 
 const UNNEST = `unnest(${TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')}) AS r(${COLUMNS.join(', ')})`
+/**
+ * New rows take ids in the batch's own order (`ord`: each row's place in the append), as SQLite
+ * gives them, and go into the unique index sorted by (session, seq), so concurrent batches never
+ * wait on each other's keys crosswise. Ids in (session, seq) order put one batch spanning sessions
+ * out of arrival order in every newest-first list: a store-wide search of 3,000 rows alternating two
+ * sessions found only the first session's rows, SQLite both (adversarial hunt). The ids are drawn
+ * after the sort on `ord` (PostgreSQL evaluates a volatile select list after ORDER BY).
+ */
 const INSERT_SQL = `
-  INSERT INTO messages(${COLUMNS.join(', ')})
-  SELECT ${COLUMNS.map(column => column === 'words' ? 'r.words::tsvector' : `r.${column}`).join(', ')} FROM ${UNNEST}
+  WITH r AS MATERIALIZED (SELECT * FROM unnest(${[...TYPES, 'bigint'].map((type, index) => `$${index + 1}::${type}[]`).join(', ')}) AS r(${COLUMNS.join(', ')}, ord)),
+    ids AS MATERIALIZED (SELECT r.ord, nextval(pg_get_serial_sequence('messages', 'id')) AS id FROM r ORDER BY r.ord)
+  INSERT INTO messages(id, ${COLUMNS.join(', ')}) OVERRIDING SYSTEM VALUE
+  SELECT ids.id, ${COLUMNS.map(column => column === 'words' ? 'r.words::tsvector' : `r.${column}`).join(', ')} FROM r JOIN ids ON ids.ord = r.ord
+  ORDER BY r.session_id, r.seq
   ON CONFLICT (session_id, seq) DO NOTHING
   RETURNING session_id, seq`
 const UPDATE_SQL = `
@@ -53,7 +64,11 @@ const key = (sessionId: string, seq: number): string => `${sessionId}\u0000${seq
 export async function appendRows(db: pg.PoolClient, input: readonly PreparedMessage[]): Promise<AppendResult> {
   // Within a batch a later row for the same (session, seq) wins, as if written one after another.
   const last = new Map<string, PreparedMessage>()
-  for (const row of input) last.set(key(row.sessionId, row.seq), row)
+  const order = new Map<string, number>()
+  input.forEach((row, at) => {
+    last.set(key(row.sessionId, row.seq), row)
+    order.set(key(row.sessionId, row.seq), at)
+  })
   const rows = [...last.values()].toSorted((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : a.seq - b.seq))
   let unchanged = input.length - rows.length
   let written = 0
@@ -73,7 +88,7 @@ export async function appendRows(db: pg.PoolClient, input: readonly PreparedMess
   const fresh = rows.filter(row => !stored.has(key(row.sessionId, row.seq)))
   const inserted = new Set<string>()
   if (fresh.length > 0) {
-    const result = await db.query<{ session_id: string; seq: number }>(INSERT_SQL, columnsOf(fresh, revisions))
+    const result = await db.query<{ session_id: string; seq: number }>(INSERT_SQL, [...columnsOf(fresh, revisions), fresh.map(row => order.get(key(row.sessionId, row.seq))!)])
     for (const row of result.rows) inserted.add(key(row.session_id, row.seq))
     // a kill here leaves an open transaction: PostgreSQL must roll all of it back
     if (inserted.size > 0) failpoint('store.mid-append')
