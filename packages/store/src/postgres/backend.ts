@@ -11,7 +11,7 @@ import { BulkLoad } from './bulk.ts'
 import { sessionChanges } from './changes.ts'
 import { migrate, parseLocation, PgConnection, type PostgresBackendOptions } from './connection.ts'
 import { expireCheckpoints, integrityCheck, redactStored, REDACT_PASS_META, reindex, retentionCandidates, retentionUsage, ROW_HASH_META, ROW_HASH_STORED, stats, storeBytes, vacuum, type StoredRedaction } from './maintenance.ts'
-import { CANDIDATE_COLUMNS, filterSql, lineageFrom, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
+import { CANDIDATE_COLUMNS, completeLight, filterSql, lineageFrom, Params, toCheckpoint, toMessage, toRecall, toSession, type Row, type WholeStore } from './rows.ts'
 import { MessageReads } from './reads.ts'
 import { PgRevisions, REVISION_FLOOR } from './revisions.ts'
 import { PG_SCHEMA_VERSION } from './schema.ts'
@@ -179,7 +179,7 @@ export class PostgresBackend implements ShadowBackend {
       SELECT ${CANDIDATE_COLUMNS} FROM wanted w JOIN message_calls c ON c.session_id = w.session_id AND c.call_id = w.call_id
         JOIN messages m ON m.session_id = c.session_id AND m.seq = c.seq`,
     [keys.map(key => key.sessionId), keys.map(key => key.callId)])
-    return rows.map(toMessage)
+    return (await completeLight((sql, params) => this.query('read calls', sql, params), rows)).map(toMessage)
   }
 
   async messageTotal(): Promise<number> {

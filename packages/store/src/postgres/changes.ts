@@ -1,7 +1,7 @@
 /** What changed in sessions since a revision (schema 6; backend.ts SessionChanges). */
 import { CANDIDATE_READ_BYTES, type ChangesRequest, type SessionChanges } from '../backend.ts'
 import type { PgConnection } from './connection.ts'
-import { CANDIDATE_COLUMNS, toMessage, type Row } from './rows.ts'
+import { CANDIDATE_COLUMNS, completeLight, toMessage, type Row } from './rows.ts'
 
 /** No bound (a request without one): above any seq, row count or bytes a bound names. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER
@@ -57,6 +57,7 @@ export async function sessionChanges(connection: PgConnection, requests: readonl
       asked.map(({ request }) => request.page?.rows ?? request.bound?.rows ?? UNBOUNDED),
       asked.map(({ request }) => request.page?.bytes ?? request.bound?.bytes ?? UNBOUNDED),
     ])
+    await completeLight((sql, params) => connection.search('read session changes', sql, params), rows)
     for (const row of rows) {
       const at = asked[row.at - 1]!.at
       const answer = (answers[at] ??= { revision: Number(row.revision), removedRev: Number(row.removed_rev), messageCount: Number(row.message_count), rows: [], events: [], complete: true })

@@ -1,5 +1,6 @@
 /** Row mapping and the filter clause of the PostgreSQL backend. */
-import { CANDIDATE_READ_BYTES, candidateText, type MessageFilter, type WideScope } from '../backend.ts'
+import { isAscii } from 'node:buffer'
+import { CANDIDATE_READ_BYTES, CANDIDATE_TEXT_CHARS, candidateText, type MessageFilter, type WideScope } from '../backend.ts'
 import { deepLineage, lineageBounds, oncePerList, splitLineage } from '../filter.ts'
 import type { LineageSegment } from '../types.ts'
 import { messageOf, type Row } from '../rows.ts'
@@ -12,10 +13,53 @@ export { toCheckpoint, toRecall, toSession } from '../rows.ts'
 const MESSAGE_FIELDS = 'm.session_id, m.seq, m.shadow_id, m.event_type, m.role, m.source_kind, m.turn, m.step, m.tool_name, m.call_id, m.time, m.tokens, m.hash, m.text, m.elided_by, m.expired_at'
 export const MESSAGE_COLUMNS = `${MESSAGE_FIELDS}, m.event_json`
 /**
+ * Text bytes a light row reads first: CANDIDATE_TEXT_CHARS characters when they are ASCII. A row
+ * whose first bytes are not, and that is longer, is read again up to CANDIDATE_READ_BYTES
+ * (`completeLight`). Reading CANDIDATE_READ_BYTES at once sent 1 MB (2 MB of hex) of every long
+ * candidate: 60 candidates of 2M characters took a search 2.2-4.3 s, 1.4 s of it that read
+ * (adversarial hunt, 2026-12-06).
+ */
+const LIGHT_FIRST_BYTES = CANDIDATE_TEXT_CHARS
+/**
  * The same without the event JSON and with the text cut, for search candidates (most are ranked
  * and dropped; a 50 MB output is not sent for them): bytes cut here, characters in toMessage.
+ * Rows read with them go through `completeLight` before `toMessage`.
  */
-export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS.replace('m.text', `substring(m.text FROM 1 FOR ${CANDIDATE_READ_BYTES}) AS text`)}, ''::bytea AS event_json, 1 AS light_row`
+export const CANDIDATE_COLUMNS = `${MESSAGE_FIELDS.replace('m.text', `substring(m.text FROM 1 FOR ${LIGHT_FIRST_BYTES}) AS text`)}, octet_length(m.text) AS text_bytes, m.id AS light_id, ''::bytea AS event_json, 1 AS light_row`
+
+/** Whether a light row's first read may hold fewer than CANDIDATE_TEXT_CHARS of its text's characters. */
+function cutShort(row: Row): boolean {
+  if (row['light_row'] !== 1 || typeof row['text'] === 'string') return false
+  const bytes = row['text'] as Uint8Array
+  return bytes.length >= LIGHT_FIRST_BYTES && Number(row['text_bytes']) > bytes.length && !isAscii(bytes)
+}
+
+/** The bytes of a UTF-8 prefix up to its last whole character. */
+function wholeCharacters(bytes: Uint8Array): Uint8Array {
+  let start = bytes.length - 1
+  while (start > 0 && (bytes[start]! & 0xc0) === 0x80) start -= 1
+  const lead = bytes[start] ?? 0
+  const width = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  return bytes.length - start < width ? bytes.subarray(0, start) : bytes
+}
+
+/**
+ * Light rows as `toMessage` takes them: a row whose first read is short of CANDIDATE_TEXT_CHARS
+ * characters (not ASCII) read again to CANDIDATE_READ_BYTES, one statement for all of them. A row
+ * rewritten in between (another hash) keeps its first read, cut at a whole character: a shorter
+ * prefix of the text it was read with.
+ */
+export async function completeLight<R extends Row>(read: (sql: string, params: unknown[]) => Promise<Row[]>, rows: R[]): Promise<R[]> {
+  const short = rows.filter(cutShort)
+  if (short.length === 0) return rows
+  const again = await read(`SELECT m.id, m.hash, substring(m.text FROM 1 FOR ${CANDIDATE_READ_BYTES}) AS text FROM messages m WHERE m.id = ANY($1::bigint[])`, [[...new Set(short.map(row => row['light_id']))]])
+  const byId = new Map(again.map(row => [String(row['id']), row]))
+  for (const row of short) {
+    const found = byId.get(String(row['light_id']))
+    ;(row as Row)['text'] = found !== undefined && found['hash'] === row['hash'] ? found['text'] : wholeCharacters(row['text'] as Uint8Array)
+  }
+  return rows
+}
 /** Stored bytes of one message row (what retention budgets count). */
 export const ROW_BYTES = 'octet_length(m.text) + coalesce(m.event_bytes, octet_length(m.event_json))'
 

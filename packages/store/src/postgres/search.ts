@@ -13,13 +13,18 @@ import type { FrequencyQuery, IndexHit, IndexQuery, IndexResult } from '../backe
 import type { ShadowMessage } from '../types.ts'
 import type { PgConnection } from './connection.ts'
 import { BUCKET_BITS } from './schema.ts'
-import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row, type WholeStore } from './rows.ts'
+import { CANDIDATE_COLUMNS, completeLight, filterSql, MESSAGE_COLUMNS, Params, toMessage, type Row, type WholeStore } from './rows.ts'
 import { withoutTime } from '../days.ts'
 import { noSessions, scopeTags } from '../filter.ts'
 import { daysQuery, lexemeQuery, lexemes, likePattern, regexPattern, scopeQuery, termsQuery } from './tokens.ts'
 import { essentialTerms } from '../substring-terms.ts'
 import { denseSql, headLow, newestIds, SharedWalk } from './newest.ts'
 import { COUNT_ENTRIES, countsOf, startOf, STATS_MIN_ROWS, wordStats } from './statistics.ts'
+
+/** What completeLight reads again with: the search connections. */
+function lightReader(connection: PgConnection): (sql: string, params: unknown[]) => Promise<Row[]> {
+  return (sql, params) => connection.search('search', sql, params)
+}
 
 /** Above this many sessions a scope is filtered on the row only, not with scope lexemes in the index query. */
 const SCOPE_LEXEME_LIMIT = 8
@@ -151,6 +156,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
       const ids = await newestListSql(connection, query, whole, params, undefined, bounded)
       return ids === undefined ? undefined : { sql: `WITH picked AS (${ids}) SELECT ${columns} FROM picked p JOIN messages m ON m.id = p.id ORDER BY m.id DESC`, params, storeWide: !scopedMatch(query, whole) }
     })
+    await completeLight(lightReader(connection), rows)
     return { hits: rows.map((row, index) => ({ message: toMessage(row), score: -index })), windowed: false }
   }
   const params = new Params()
@@ -177,6 +183,7 @@ export async function searchIndex(connection: PgConnection, query: IndexQuery, w
     )
     SELECT ${columns}, s.score, s.matched FROM scored s JOIN messages m ON m.id = s.id ORDER BY s.score DESC, s.id DESC`, params.values)
   const matched = Number((rows[0] as Row | undefined)?.['matched'] ?? 0)
+  await completeLight(lightReader(connection), rows)
   return { hits: rows.map(row => ({ message: toMessage(row), score: Number(row['score']) })), windowed: window !== null && matched >= window }
 }
 
@@ -205,6 +212,7 @@ export async function searchIndexes(connection: PgConnection, queries: readonly 
       }
     })
     if (lists.length === 0) return new Map()
+    await completeLight(lightReader(connection), rows)
     const answers = new Map(lists.map(list => [list.at, { hits: [] as IndexHit[], windowed: false }]))
     // rows come newest first: each list's hits in its own order (newest first), scored as searchIndex scores them
     for (const row of rows) {
@@ -252,6 +260,7 @@ export async function candidateRows(connection: PgConnection, ids: readonly numb
   if (ids.length === 0) return []
   const rows = await connection.search('search', `
     SELECT w.i::int AS wanted_at, ${CANDIDATE_COLUMNS} FROM unnest($1::bigint[]) WITH ORDINALITY AS w(id, i) JOIN messages m ON m.id = w.id`, [[...ids]])
+  await completeLight(lightReader(connection), rows)
   const found = new Map(rows.map(row => [row['wanted_at'] as number, toMessage(row)]))
   return ids.map((_, index) => found.get(index + 1))
 }
