@@ -2,11 +2,13 @@
  * PostgreSQL substring lists of a term with no run of three letters or digits ("i/o", "a/b",
  * "x.y"): pg_trgm has nothing to narrow such a LIKE with, so a store-wide list of one that few
  * rows hold probed every id bucket whole (past the 3 s guard at 10M messages: the search failed).
- * Such a list looks at the store's newest 10,000 rows only; a scoped list reads its sessions' rows
+ * Such a list looks at the store's newest 10,000 rows only (and at 8 MB of their anchors); a scoped list reads its sessions' rows
  * whole. The store's ids jump 40 buckets, so a small store spans buckets as a large one does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresBackend, ShadowStore, type ShadowMessageInput } from '../src/index.ts'
+import { MAX_ANCHOR_CHARS } from '../src/analyzer.ts'
+import { UNSELECTIVE_BYTES } from '../src/postgres/search.ts'
 import { message } from './helpers.ts'
 import { postgresTarget } from './targets.ts'
 
@@ -66,6 +68,25 @@ describe('PostgreSQL substring lists the trigram index cannot narrow', () => {
     const answered = await hurried.search('compactor.cfg absent0.cfg absent1.cfg absent2.cfg absent3.cfg', { sessionId: 'new', allSessions: true })
     expect(answered.coverage.searched).toBeGreaterThan(12_000)
     await hurried.close()
+    await store.close()
+  })
+
+  it('lists one among the newest rows only as far as their anchors come to UNSELECTIVE_BYTES', async () => {
+    const store = await ShadowStore.open(target.server().storeDsn('short_bytes'))
+    // rows of paths past MAX_ANCHOR_CHARS (each row's anchors are cut there): the bound's 8 MB is
+    // about 125 of them, well within 10,000 rows
+    const paths = (row: number): string => Array.from({ length: 5_000 }, (_, at) => `/srv/app${row}/m${at}.ts`).join(' ')
+    expect(paths(1).length).toBeGreaterThan(MAX_ANCHOR_CHARS)
+    await store.append([message('bytes', 0, 'older disk i/o stall'), message('bytes-other', 0, 'another session')])
+    for (let row = 1; row <= 140; row += 20) await store.append(Array.from({ length: 20 }, (_, at) => message('bytes', row + at, paths(row + at))))
+    await store.append([message('bytes', 161, 'recent disk i/o stall'), ...Array.from({ length: 10 }, (_, at) => message('bytes', 162 + at, paths(162 + at)))])
+    const everywhere = await store.scopeSegments({ sessionId: 'bytes-other', allSessions: true })
+    expect(UNSELECTIVE_BYTES).toBeLessThan(150 * MAX_ANCHOR_CHARS * 0.95)
+    expect(UNSELECTIVE_BYTES).toBeGreaterThan(10 * MAX_ANCHOR_CHARS)
+    const list = { segments: everywhere, index: 'grams', operator: 'or', limit: 50, rankWindow: 1_000, order: 'newest', light: true, terms: ['i/o'] } as const
+    expect((await store.backend.searchIndex(list)).hits.map(hit => hit.message.seq)).toEqual([161])
+    // scoped to the session, its rows are read whole
+    expect((await store.backend.searchIndex({ ...list, segments: await store.scopeSegments({ sessionId: 'bytes' }) })).hits.map(hit => hit.message.seq)).toEqual([161, 0])
     await store.close()
   })
 })

@@ -96,11 +96,24 @@ function whereOf(query: IndexQuery, whole: WholeStore, params: Params): string |
  * list reads its sessions' rows and is not bounded.
  */
 const UNSELECTIVE_ROWS = 10_000
+/**
+ * And only as far as their anchors come to this many bytes (octet_length reads the size without the
+ * value): 10,000 rows of 40 KB of paths each were 400 MB of anchors matched by every such list,
+ * 1.4-2.4 s a store-wide search of `i/o` (adversarial hunt, 2026-12-06).
+ */
+export const UNSELECTIVE_BYTES = 8_000_000
 const TRIGRAM_RUN = /[\p{L}\p{N}]{3}/u
 
-/** The ids of the newest `limit` rows matching `where` among the store's newest UNSELECTIVE_ROWS. */
+/**
+ * The ids of the newest `limit` rows matching `where` among the store's newest UNSELECTIVE_ROWS, up
+ * to UNSELECTIVE_BYTES of anchors: the lowest id within both is found from ids and sizes alone (the
+ * rows themselves through a window were 80-170 ms at 8 MB), then the rows above it are matched.
+ */
 function newestRowsSql(where: string, limit: number, params: Params): string {
-  return `SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ${params.param(UNSELECTIVE_ROWS)}) m WHERE ${where} ORDER BY m.id DESC LIMIT ${params.param(limit)}`
+  return `SELECT m.id FROM messages m WHERE m.id >= (SELECT coalesce(min(b.id), 0) FROM (
+      SELECT id, sum(octet_length(grams)) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) - octet_length(grams) AS grams_before
+      FROM messages ORDER BY id DESC LIMIT ${params.param(UNSELECTIVE_ROWS)}) b WHERE b.grams_before < ${params.param(UNSELECTIVE_BYTES)})
+    AND ${where} ORDER BY m.id DESC LIMIT ${params.param(limit)}`
 }
 
 /**
