@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CANDIDATE_TEXT_CHARS, ShadowStore, type SearchOptions, type SearchResult, type ShadowMessageInput } from '../src/index.ts'
 import { search } from '../src/search/search.ts'
-import { INLINE_MESSAGES } from '../src/resident/registry.ts'
+import { INLINE_MESSAGES, INLINE_TAIL_CHARS } from '../src/resident/registry.ts'
 import { AnchorIndex } from '../src/resident/anchors.ts'
 import { scanTerms } from '../src/search/passage.ts'
 import { coverageTerms } from '../src/search/ranking.ts'
@@ -223,6 +223,9 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     const marks = `${'x '.repeat((CANDIDATE_TEXT_CHARS - 4) / 2)}pre\u0301sume\u0301 done`
     const cjk = `${'x '.repeat(CANDIDATE_TEXT_CHARS / 2)}${'数据库迁移'.repeat(25_599)}数据库迁连接${'数据库迁移'.repeat(30_000)}`
     await store.append([message('cut', 5, marks), message('cut', 6, cjk)])
+    // a tail of ~278k characters: taken in by a build in the background (INLINE_TAIL_CHARS), the lists answering meanwhile
+    await compare('连接', [6])
+    await store.warm('cut')
     await compare('présumé', [5])
     await compare('连接', [6])
     expect(store.residentUsage().sessions).toBe(1)
@@ -333,6 +336,50 @@ describe.each(TARGETS)('resident search, scope and freshness, on $name', target 
     const small = await ShadowStore.open(location, { resident: { maxMessages: 10 } })
     for (const query of QUERIES.slice(0, 6)) expect(answer(await small.search(query, { sessionId: 'm2' }), true)).toEqual(answer(await search(small.backend, query, { sessionId: 'm2' }), true))
     await Promise.all([tight.close(), roomy.close(), small.close()])
+  })
+})
+
+describe('resident search of a row with a long tail', () => {
+  it('takes the row in by a build in the background, a slice of its tail at a time, while the lists answer', async () => {
+    const target = TARGETS[0]!
+    await target.setup()
+    const store = await ShadowStore.open(target.location())
+    try {
+      await store.append(Array.from({ length: 20 }, (_, at) => message('tail', at + 1, `note ${at} about the deploy`)))
+      await store.search('deploy', { sessionId: 'tail' })
+      // 1M characters of distinct words: a tail of ~744k past the light read's cut, past INLINE_TAIL_CHARS
+      const next = random(5)
+      const words = Array.from({ length: 170_000 }, () => Math.floor(next() * 36 ** 5).toString(36).padStart(5, 'q'))
+      const text = `${words.join(' ')} tailword zanzibarite`.slice(-1_000_000)
+      expect(text.length - CANDIDATE_TEXT_CHARS).toBeGreaterThan(INLINE_TAIL_CHARS)
+      await store.append([message('tail', 21, text)])
+      const listed = listReads(store)
+      // the first search does not list the tail itself: the lists answer it
+      const first = await store.search('zanzibarite', { sessionId: 'tail' })
+      expect(listed()).toBeGreaterThan(0)
+      expect(first.hits.map(hit => hit.message.seq)).toEqual([21])
+      // the build lets other calls run inside the row: many turns of the event loop while it lists the tail
+      let turns = 0
+      let done = false
+      const tick = (): void => {
+        turns += 1
+        if (!done) setImmediate(tick)
+      }
+      setImmediate(tick)
+      await store.warm('tail')
+      done = true
+      // the build's own few (4 when the row went in whole), and one per 128k-character piece of the tail (~6)
+      expect(turns).toBeGreaterThanOrEqual(7)
+      // then the index answers, as the lists do, a word only the tail holds
+      const before = listed()
+      const resident = await store.search('zanzibarite tailword', { sessionId: 'tail' })
+      expect(listed()).toBe(before)
+      expect(resident.hits.map(hit => hit.message.seq)).toEqual([21])
+      expect(answer(resident, true)).toEqual(answer(await search(store.backend, 'zanzibarite tailword', { sessionId: 'tail' }), true))
+    } finally {
+      await store.close()
+      await target.teardown()
+    }
   })
 })
 

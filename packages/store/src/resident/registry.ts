@@ -13,8 +13,9 @@
  * A session is read a page at a time (bounded in rows and in text, each page its own snapshot: the
  * index takes the first page's revision, and the next delta read since it sorts out what changed
  * under the later pages). A small index is built when a search first needs it (at most
- * INLINE_MESSAGES messages and INLINE_BYTES of text analysed); a larger one is built in the
- * background, in slices of rows and of text that let other calls run (the lists answer meanwhile),
+ * INLINE_MESSAGES messages and INLINE_BYTES of text analysed, no cut row's tail past
+ * INLINE_TAIL_CHARS); a larger one is built in the background, in slices of rows and of text
+ * (inside a long row's tail too) that let other calls run (the lists answer meanwhile),
  * or ahead of time by `warm`. Indexes past the budget leave least recently used first (the next
  * search of theirs builds again); a scope larger than `maxMessages` is not made resident, nor one
  * whose indexes alone pass the budget: a build stops there, and the scope is searched through the
@@ -48,6 +49,13 @@ export const RESIDENT_MAX_MESSAGES = 200_000
  */
 export const INLINE_MESSAGES = 4_000
 export const INLINE_BYTES = 1_000_000
+/**
+ * Characters of cut rows' tails a search lists itself (a delta's, or a build's row): past them the
+ * rows are taken in by a build in the background, sliced inside a row's tail, while the lists answer.
+ * A 2M-character message of distinct words took the first search after it 2.4 s (its tail listed
+ * inline); a 300 KB file read (a tail of ~45k characters) is still taken in at once.
+ */
+export const INLINE_TAIL_CHARS = 128_000
 /**
  * Rows and text bytes of one read of a build (a page): one synchronous read of a 200k-message
  * session held the store's thread for 4 s.
@@ -171,6 +179,8 @@ export class SessionIndexRegistry {
     let total = 0
     const rebuild: string[] = []
     let cost = 0
+    // a delta whose cut rows' tails pass INLINE_TAIL_CHARS: built again in the background, sliced (lists answer meanwhile)
+    let heavy = false
     ids.forEach((id, at) => {
       const change = changes[at]
       const index = this.indexes.get(id)
@@ -181,7 +191,9 @@ export class SessionIndexRegistry {
         return
       }
       total += change.messageCount
-      if (index === undefined || !whole(change) || !apply(index, change, tails[at]!)) {
+      const tailChars = [...tails[at]!.values()].reduce((sum, tail) => sum + tail.length, 0)
+      if (tailChars > INLINE_TAIL_CHARS) heavy = true
+      if (index === undefined || !whole(change) || tailChars > INLINE_TAIL_CHARS || !apply(index, change, tails[at]!)) {
         rebuild.push(id)
         cost += change.messageCount
       }
@@ -195,7 +207,7 @@ export class SessionIndexRegistry {
       for (const id of rebuild) this.indexes.delete(id)
       return false
     }
-    if (cost > INLINE_MESSAGES) {
+    if (cost > INLINE_MESSAGES || heavy) {
       // a large build would hold this search (and the process) for seconds: it runs in the background
       // (the stale indexes go now: the budget holds the new ones)
       for (const id of rebuild) this.indexes.delete(id)
@@ -317,17 +329,29 @@ export class SessionIndexRegistry {
       const tails = await tailsOf(backend, build.index.sessionId, page.rows)
       for (const [at, row] of page.rows.entries()) {
         const tail = tails.get(row.seq)
-        build.index.append(row, page.events[at]!, tail)
-        if (inline !== undefined) inline.bytes -= Buffer.byteLength(row.text) + (tail?.length ?? 0)
+        if (inline !== undefined) {
+          // a long tail is listed in the background, a slice at a time, not in the caller's search
+          if ((tail?.length ?? 0) > INLINE_TAIL_CHARS) return false
+          build.index.append(row, page.events[at]!, tail)
+          inline.bytes -= Buffer.byteLength(row.text) + (tail?.length ?? 0)
+        } else {
+          for (const listed of build.index.appending(row, page.events[at]!, tail)) {
+            // inside a long row's tail too: a slice's worth of it, then other calls
+            if ((chars += listed) < SLICE_CHARS) continue
+            await new Promise(resolve => setImmediate(resolve))
+            rows = 0
+            chars = 0
+          }
+        }
+        build.afterSeq = row.seq
         rows += 1
-        chars += row.text.length + (tail?.length ?? 0)
+        chars += row.text.length
         if (inline === undefined && (rows >= SLICE || chars >= SLICE_CHARS)) {
           await new Promise(resolve => setImmediate(resolve))
           rows = 0
           chars = 0
         }
       }
-      build.afterSeq = page.rows.at(-1)!.seq
       // what the index will hold once built: its build's own tables go then (SessionIndex.built)
       if (bytesOf(build.index) - build.index.buildingBytes > this.maxBytes) {
         build.outcome = 'oversized'

@@ -159,6 +159,16 @@ export class SessionIndex implements ScannedDocs {
    * a word only its tail holds, as the index lists find it (the scan, and so the ranking, sees the cut text).
    */
   append(row: ShadowMessage, event: StoredEvent, tail?: string): void {
+    for (const step of this.appending(row, event, tail)) void step
+  }
+
+  /**
+   * `append` in steps: a cut row's tail is listed a piece at a time, each step yielding the
+   * characters it listed, so a build can let other calls run inside one long row (a 2M-character
+   * message of distinct words held the thread 2.4 s). Between two steps the index is half-written:
+   * only an index no search reads yet (a build's own) is appended to this way.
+   */
+  *appending(row: ShadowMessage, event: StoredEvent, tail?: string): Generator<number, void> {
     if (row.seq <= this.lastSeq) throw new Error(`resident index: row ${row.seq} is not after ${this.lastSeq}`)
     const doc = this.rows.length
     this.rows.push(row)
@@ -185,7 +195,7 @@ export class SessionIndex implements ScannedDocs {
     }
     if (this.reference) flags |= this.indexReference(doc, row)
     else flags |= this.indexText(doc, row, lower)
-    if (tail !== undefined) this.listTail(doc, tail)
+    if (tail !== undefined) yield* this.listTail(doc, tail)
     this.terms.file(doc)
     this.flags.push(flags)
   }
@@ -307,7 +317,7 @@ export class SessionIndex implements ScannedDocs {
    * (the pass cuts its sample at RANK_TEXT_CHARS), each ended at a space where it has one, else
    * overlapping the next by SPLIT_WORD_CHARS (a CJK pair or run across the end is whole in the next).
    */
-  private listTail(doc: number, tail: string): void {
+  private *listTail(doc: number, tail: string): Generator<number, void> {
     // folded characters listed at most: the tail's own where NFKC does not lengthen it (2M ﷺ folded
     // to 31M characters listed, seconds for the first search after them; analyzer.ts cuts alike)
     let left = MAX_INDEXED_CHARS - CANDIDATE_TEXT_CHARS + SPLIT_WORD_CHARS
@@ -321,6 +331,7 @@ export class SessionIndex implements ScannedDocs {
       this.anchors.addView(doc, piece)
       const runs = cjkRuns(folded)
       if (runs !== '') this.tailCjk.set(doc, (this.tailCjk.get(doc) ?? '') + runs)
+      yield piece.length
     }
     const runs = this.tailCjk.get(doc)
     if (runs !== undefined) this.held += stringBytes(runs)
