@@ -354,9 +354,10 @@ export async function documentFrequencies(connection: PgConnection, query: Frequ
     // every term in one round trip, each counted up to the cap; a long term as a regular expression (gramsOperator)
     const params = new Params()
     const cap = params.param(Math.max(1, Math.floor(query.cap)))
+    const matched = query.terms.map(term => gramsOperator([term]))
     const groups = (['LIKE', '~'] as const).map(operator => {
-      const at = query.terms.flatMap((term, index) => (gramsOperator([term]).operator === operator ? [index] : []))
-      return { operator, at, patterns: at.map(index => gramsOperator([query.terms[index]!]).patterns[0]!) }
+      const at = matched.flatMap((match, index) => (match.operator === operator ? [index] : []))
+      return { operator, at, patterns: at.map(index => matched[index]!.patterns[0]!) }
     }).filter(group => group.at.length > 0)
     const scoped = scope === undefined ? undefined : params.param(scope)
     const sql = groups.map((group, g) => {

@@ -191,9 +191,9 @@ export class SessionIndexRegistry {
         return
       }
       total += change.messageCount
-      const tailChars = [...tails[at]!.values()].reduce((sum, tail) => sum + tail.length, 0)
-      if (tailChars > INLINE_TAIL_CHARS) heavy = true
-      if (index === undefined || !whole(change) || tailChars > INLINE_TAIL_CHARS || !apply(index, change, tails[at]!)) {
+      const longTails = [...tails[at]!.values()].reduce((sum, tail) => sum + tail.length, 0) > INLINE_TAIL_CHARS
+      heavy ||= longTails
+      if (index === undefined || !whole(change) || longTails || !apply(index, change, tails[at]!)) {
         rebuild.push(id)
         cost += change.messageCount
       }

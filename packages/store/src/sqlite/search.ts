@@ -10,13 +10,12 @@
 import { ftsString } from '../analyzer.ts'
 import { type FrequencyQuery, type IndexHit, type IndexQuery, type IndexResult, type MessageFilter } from '../backend.ts'
 import { noSessions, scopeTags, unboundedSessions, wideWholeStore } from '../filter.ts'
-import { essentialTerms } from '../substring-terms.ts'
 import type { ShadowMessage } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
 import { searchReferring } from './days.ts'
 import { scopeToken } from './index-rows.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
-import { gramsMatch, trigrams, wordsMatch } from './terms.ts'
+import { gramsMatch, trigrams, usableTerms, wordsMatch } from './terms.ts'
 
 /**
  * A newest-first list with a row filter (another session's rows under a token collision, a
@@ -27,6 +26,8 @@ import { gramsMatch, trigrams, wordsMatch } from './terms.ts'
 const FILTERED_MATCHES = 20_000
 /** Above this many sessions a scope is filtered on the joined row only, not with scope tokens in the MATCH. */
 const SCOPE_TOKEN_LIMIT = 8
+/** A term SQLite's lower() and instr() read as JavaScript does: printable ASCII. */
+const PLAIN_ASCII = /^[\x20-\x7e]+$/
 
 export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexResult {
   if (query.terms.length === 0 || noSessions(query)) return { hits: [], windowed: false }
@@ -50,7 +51,7 @@ export function searchIndex(conn: SqliteConnection, query: IndexQuery): IndexRes
     }
     const limit = Math.max(1, Math.floor(query.limit))
     const light = query.light === true
-    const columns = `${light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS}, m.id AS mid`
+    const columns = light ? CANDIDATE_COLUMNS : MESSAGE_COLUMNS
     if (query.order === 'newest') {
       // FTS5 yields rowids newest first; the join stops after `limit` rows pass the filter (among
       // the newest FILTERED_MATCHES matches: a filter few of them pass walked every match). No bm25.
@@ -193,7 +194,7 @@ function substringFrequency(conn: SqliteConnection, match: string, term: string,
   // a term SQLite cannot fold (not ASCII): when the candidates reach the cap, the count is the
   // cap whatever their texts say, so count them in the index alone (every entry is a stored
   // row's) before reading any text
-  if (!/^[\x20-\x7e]+$/.test(term)) {
+  if (!PLAIN_ASCII.test(term)) {
     const candidates = (conn.stmt('SELECT count(*) AS n FROM (SELECT rowid FROM messages_grams WHERE messages_grams MATCH ? LIMIT ?)').get(match, cap) as Row)['n'] as number
     if (candidates >= cap) return cap
   }
@@ -216,11 +217,11 @@ const INSTR_CHECK_CHARS = 4_096
  * looked for (no text holds one).
  */
 function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: Array<string | number> } | undefined {
-  const usable = essentialTerms(terms.filter(term => [...term].length >= 3), operator)
+  const usable = usableTerms(terms, operator)
   if (usable.length === 0) return undefined
   const holds = 'shadow_holds(m.text, ?, ?) = 1'
   const held: Array<string | number> = [operator, JSON.stringify(usable)]
-  if (usable.some(term => !/^[\x20-\x7e]+$/.test(term))) return { sql: holds, params: held }
+  if (usable.some(term => !PLAIN_ASCII.test(term))) return { sql: holds, params: held }
   const instr = usable.map(() => 'instr(lower(CAST(m.text AS TEXT)), ?) > 0').join(operator === 'and' ? ' AND ' : ' OR ')
   // a BLOB's length counts bytes, its text's characters: equal when it is ASCII
   const plain = "length(m.text) <= ? AND length(CAST(m.text AS TEXT)) = length(m.text) AND instr(m.text, X'00') = 0"

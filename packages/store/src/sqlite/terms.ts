@@ -33,7 +33,7 @@ export function wordsMatch(terms: readonly string[], operator: 'and' | 'or', spl
 
 export function gramsMatch(terms: readonly string[], operator: 'and' | 'or'): string | undefined {
   const parts: string[] = []
-  const essential = new Set(essentialTerms(terms.filter(term => [...term].length >= 3), operator))
+  const essential = new Set(usableTerms(terms, operator))
   for (const term of new Set(terms)) {
     const grams = trigrams(term)
     if (grams.length === 0) {
@@ -64,7 +64,16 @@ export function trigrams(term: string): string[] {
  * trigram index folds case. NFKC as the analyzer indexes: tried only when the plain text fails.
  */
 export function holdsTerms(text: string, terms: readonly string[], operator: 'and' | 'or'): boolean {
-  const usable = essentialTerms(terms.filter(term => [...term].length >= 3), operator)
+  return holdsUsable(text, usableTerms(terms, operator), operator)
+}
+
+/** The terms a substring check looks for: of three characters or more, those that decide (essentialTerms). */
+export function usableTerms(terms: readonly string[], operator: 'and' | 'or'): string[] {
+  return essentialTerms(terms.filter(term => [...term].length >= 3), operator)
+}
+
+/** holdsTerms with its terms already usableTerms'. */
+function holdsUsable(text: string, usable: readonly string[], operator: 'and' | 'or'): boolean {
   if (usable.length === 0) return false
   const test = (lower: string): boolean => operator === 'and' ? usable.every(term => lower.includes(term)) : usable.some(term => lower.includes(term))
   if (test(text.toLowerCase())) return true
@@ -79,14 +88,16 @@ export function holdsTerms(text: string, terms: readonly string[], operator: 'an
  * here the text is lowercased once and each term found by V8's string search (0.8-1.4 ms).
  */
 export function registerTermsFunction(db: DatabaseSync): void {
-  let json = ''
+  // the statement's terms, worked out once (not per row)
+  let key = ''
   let terms: string[] = []
   db.function('shadow_holds', { deterministic: true }, (text, operator, list) => {
     if (text === null || typeof list !== 'string') return 0
-    if (list !== json) {
-      terms = JSON.parse(list) as string[]
-      json = list
+    const mode = operator === 'and' ? 'and' : 'or'
+    if (`${mode} ${list}` !== key) {
+      terms = usableTerms(JSON.parse(list) as string[], mode)
+      key = `${mode} ${list}`
     }
-    return holdsTerms(decodeText(text), terms, operator === 'and' ? 'and' : 'or') ? 1 : 0
+    return holdsUsable(decodeText(text), terms, mode) ? 1 : 0
   })
 }
