@@ -39,3 +39,10 @@ export function isShadowStoreError(error: unknown, code?: ShadowStoreErrorCode):
 export function invalid(message: string): ShadowStoreError {
   return new ShadowStoreError('INVALID_INPUT', message)
 }
+
+/** A session registered meanwhile by another writer under another tag, or its tag taken by another session: a retry resolves it. */
+export function sessionConflict(store: string, session: { readonly sessionId: string; readonly tag: string }, storedTag: string | undefined): ShadowStoreError {
+  return new ShadowStoreError('CONFLICT', storedTag === undefined
+    ? `shadow store ${store}: tag ${session.tag} of session ${session.sessionId} was just taken by another session; retry the write`
+    : `shadow store ${store}: session ${session.sessionId} was just registered by another writer under tag ${storedTag}, not ${session.tag}; retry the write`)
+}

@@ -62,9 +62,9 @@ export function checkMessage(input: ShadowMessageInput): { sessionId: string; se
 }
 
 /** Validate and derive one row without writing it. */
-export async function prepareMessage(input: ShadowMessageInput, ensureTag: (sessionId: string) => Promise<string>, redactor: Redactor | undefined): Promise<PreparedMessage> {
+export function prepareMessage(input: ShadowMessageInput, tagOf: (sessionId: string) => string, redactor: Redactor | undefined): PreparedMessage {
   const { sessionId, seq, turn, step, toolName, callId } = checkMessage(input)
-  const tag = await ensureTag(sessionId)
+  const tag = tagOf(sessionId)
   const eventJson = redactor === undefined ? input.eventJson : redactEventJson(input.eventJson, redactor)
   const hash = hashEventJson(eventJson)
   const text = redactor === undefined ? input.text : redactor.text(input.text)

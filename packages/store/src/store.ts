@@ -11,7 +11,7 @@ import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.t
 import { parseShadowId, shadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
 import { applyRetention } from './maintenance.ts'
-import { hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash } from './messages.ts'
+import { checkMessage, hashEventJson, messageViews, prepareMessage, redactEventJson, rowHash } from './messages.ts'
 import { Redactor, type RedactionOptions } from './redact.ts'
 import { viewElision } from './elision-view.ts'
 import { extent } from './extent.ts'
@@ -266,14 +266,43 @@ export class ShadowStore {
    */
   async append(rows: readonly ShadowMessageInput[]): Promise<AppendResult> {
     if (!Array.isArray(rows)) throw invalid('append takes an array of messages')
-    const prepared: PreparedMessage[] = []
-    for (const row of rows) prepared.push(await prepareMessage(row, sessionId => this.ensureTag(sessionId), this.redactor))
-    for (const sessionId of new Set(prepared.map(row => row.sessionId))) {
-      if ((await this.backend.getSession(sessionId)) === undefined) {
-        await this.backend.upsertSession({ sessionId, tag: await this.ensureTag(sessionId) })
+    // every row checked before the store is asked anything
+    const sessionIds = [...new Set(rows.map(row => checkMessage(row).sessionId))]
+    const { tags, absent } = sessionIds.length === 0 ? { tags: new Map<string, string>(), absent: [] } : await this.resolveTags(sessionIds)
+    const prepared: PreparedMessage[] = rows.map(row => prepareMessage(row, sessionId => tags.get(sessionId)!, this.redactor))
+    if (absent.length > 0) await this.backend.addSessions(absent.map(sessionId => ({ sessionId, tag: tags.get(sessionId)! })))
+    return this.backend.appendMessages(prepared)
+  }
+
+  /**
+   * Each session's tag, and which sessions are not stored yet: one read of the sessions and one of
+   * new sessions' first tags, whatever their number (an append spanning 2,000 new sessions made
+   * three round trips per session, 3.4 s on PostgreSQL). A tag another session holds sends that
+   * session the long way (ensureTag: the next longer prefixes, one lookup each).
+   */
+  private async resolveTags(sessionIds: readonly string[]): Promise<{ tags: Map<string, string>; absent: string[] }> {
+    const tags = new Map<string, string>()
+    // the stored tag wins over a cached one: another writer may have registered the session
+    for (const session of await this.backend.getSessions(sessionIds)) {
+      this.tags.set(session.sessionId, session.tag)
+      tags.set(session.sessionId, session.tag)
+    }
+    const absent = sessionIds.filter(sessionId => !tags.has(sessionId))
+    const fresh = absent.filter(sessionId => !this.tags.has(sessionId))
+    const firsts = fresh.map(sessionId => tagCandidates(sessionId)[0]!)
+    const holders = new Map(firsts.length === 0 ? [] : (await this.backend.getSessionsByTags(firsts)).map(session => [session.tag, session.sessionId]))
+    for (const [index, sessionId] of fresh.entries()) {
+      const tag = firsts[index]!
+      const holder = this.tagHolders.get(tag) ?? holders.get(tag)
+      if (holder === undefined || holder === sessionId) {
+        this.tags.set(sessionId, tag)
+        this.tagHolders.set(tag, sessionId)
+      } else {
+        await this.ensureTag(sessionId)
       }
     }
-    return this.backend.appendMessages(prepared)
+    for (const sessionId of absent) tags.set(sessionId, this.tags.get(sessionId)!)
+    return { tags, absent }
   }
 
   /** Apply a capture batch in order (what the capture plugin sends). */

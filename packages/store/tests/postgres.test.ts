@@ -329,6 +329,40 @@ describe('ShadowStore on PostgreSQL', () => {
     await store.close()
   })
 
+  it('appends a batch spanning many sessions in a few statements, and keeps every counter exact when two writers cross', async () => {
+    const ids = Array.from({ length: 300 }, (_, at) => `ms-${at}`)
+    const first = await ShadowStore.open(target.server().storeDsn('many_sessions'))
+    const second = await ShadowStore.open(target.server().storeDsn('many_sessions'))
+    const statements: string[] = []
+    const query = pg.Client.prototype.query
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      statements.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text))
+      return (query as (...given: unknown[]) => unknown).apply(this, args)
+    } as typeof query
+    try {
+      await first.append(ids.map(id => message(id, 1, 'first')))
+    } finally {
+      pg.Client.prototype.query = query
+    }
+    // the sessions' registration, the rows, then the counters: one statement each, not one per session
+    // (2,000 new sessions were ~14,000 statements, 3.4 s)
+    expect(statements.length).toBeLessThanOrEqual(12)
+    expect(statements.filter(sql => /UPDATE sessions/.test(sql))).toHaveLength(1)
+    // two writers, each batch of all 300 sessions, in opposite session orders at once
+    await Promise.all([first, second].map(async (store, side) => {
+      for (let round = 0; round < 4; round += 1) {
+        const order = side === 0 ? ids : ids.toReversed()
+        await store.append(order.map(id => message(id, 2 + round * 2 + side, `round ${round} side ${side}`)))
+      }
+    }))
+    const sessions = await first.sessions()
+    expect(sessions).toHaveLength(300)
+    for (const session of sessions) expect([session.messageCount, session.lastSeq]).toEqual([9, 9])
+    expect(await first.integrityCheck()).toEqual([])
+    await first.close()
+    await second.close()
+  })
+
   it('vacuums without the statement guard, and gives the pool its guard back', async () => {
     const store = await ShadowStore.open(target.server().storeDsn('vacuum_one'))
     const backend = store.backend as PostgresBackend

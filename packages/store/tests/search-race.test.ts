@@ -135,11 +135,12 @@ describe('a SQLite list and its whole-store check read one snapshot', () => {
     await twoHandles(target, async (searcher, writer) => {
       await seed(searcher, ['sa', 'sb'])
       // the other process's writes, prepared now and committed synchronously later (between two statements of one list call)
-      type Sync = Record<'upsertSession' | 'appendMessages', (input: unknown) => unknown>
+      type Sync = Record<'upsertSession' | 'addSessions' | 'appendMessages', (input: unknown) => unknown>
       const other = writer.backend as unknown as Sync
-      const real = { upsertSession: other.upsertSession.bind(other), appendMessages: other.appendMessages.bind(other) }
-      const held: { session?: unknown; rows?: unknown } = {}
+      const real = { upsertSession: other.upsertSession.bind(other), addSessions: other.addSessions.bind(other), appendMessages: other.appendMessages.bind(other) }
+      const held: { session?: unknown; added?: unknown; rows?: unknown } = {}
       other.upsertSession = input => void (held.session = input)
+      other.addSessions = input => void (held.added = input)
       other.appendMessages = rows => {
         held.rows = rows
         return { written: 0, unchanged: 0, replaced: 0 }
@@ -148,6 +149,7 @@ describe('a SQLite list and its whole-store check read one snapshot', () => {
       await writer.append(Array.from({ length: 4 }, (_, index) => message('sx', index + 1, `needle ${index} private to sx`)))
       Object.assign(other, real)
       expect(held.session).toBeDefined()
+      expect(held.added).toBeDefined()
       const backend = searcher.backend as unknown as { conn: { stmt: (sql: string) => unknown }; listIds: (...args: never[]) => unknown }
       const stmt = backend.conn.stmt.bind(backend.conn)
       const listIds = backend.listIds.bind(searcher.backend)
@@ -161,6 +163,7 @@ describe('a SQLite list and its whole-store check read one snapshot', () => {
         if (listing && !committed && sql.includes('MATCH')) {
           committed = true
           real.upsertSession(held.session)
+          real.addSessions(held.added)
           real.appendMessages(held.rows)
         }
         return stmt(sql)

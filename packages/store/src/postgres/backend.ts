@@ -4,7 +4,7 @@
  * PostgreSQL dialect detail lives in this folder.
  */
 import { VACUUM_DUE_META, type ChangesRequest, type CheckpointDerived, type ForgetCounts, type FrequencyQuery, type IndexQuery, type IndexResult, type IndexViews, type MessageFilter, type MessageMark, type PreparedMessage, type ReadQuery, type RetentionCandidate, type RetentionUsage, type SessionChanges, type SessionLink, type ShadowBackend, type WideScope } from '../backend.ts'
-import { ShadowStoreError } from '../errors.ts'
+import { sessionConflict, ShadowStoreError } from '../errors.ts'
 import { deepLineage, onlySegments, splitLineage, unboundedSessions, wideWholeStore } from '../filter.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowCheckpoint, ShadowMessage, ShadowRecall, ShadowSession, ShadowSessionInput, StoreStats } from '../types.ts'
 import { BulkLoad } from './bulk.ts'
@@ -94,10 +94,40 @@ export class PostgresBackend implements ShadowBackend {
         created_at = coalesce(created_at, $5)
       WHERE session_id = $1 RETURNING tag`,
     [input.sessionId, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null])
-    if (updated.length === 0) {
-      // the tag went to another session between our lookup and this insert; nothing was written
-      throw new ShadowStoreError('CONFLICT', `shadow store ${this.path}: tag ${input.tag} of session ${input.sessionId} was just taken by another session; retry the write`)
+    // the tag went to another session between our lookup and this insert; nothing was written
+    if (updated.length === 0) throw sessionConflict(this.path, input, undefined)
+  }
+
+  /**
+   * Inserted in session order (as every writer inserts them, so two registering the same new sessions
+   * cannot deadlock); DO NOTHING without a target arbitrates on both unique indexes, as upsertSession's.
+   */
+  async addSessions(sessions: ReadonlyArray<{ readonly sessionId: string; readonly tag: string }>): Promise<void> {
+    if (sessions.length === 0) return
+    this.assertWritable('write session')
+    const wanted = new Map(sessions.map(session => [session.sessionId, session.tag]))
+    const inserted = await this.query<{ session_id: string }>('write session', `
+      INSERT INTO sessions(session_id, tag, revision, removed_rev)
+      SELECT session_id, tag, ${REVISION_FLOOR}, ${REVISION_FLOOR} FROM unnest($1::text[], $2::text[]) AS s(session_id, tag) ORDER BY session_id
+      ON CONFLICT DO NOTHING RETURNING session_id`, [[...wanted.keys()], [...wanted.values()]])
+    const done = new Set(inserted.map(row => row.session_id))
+    const rest = [...wanted.keys()].filter(id => !done.has(id))
+    if (rest.length === 0) return
+    const stored = new Map((await this.getSessions(rest)).map(session => [session.sessionId, session.tag]))
+    for (const sessionId of rest) {
+      const tag = wanted.get(sessionId)!
+      if (stored.get(sessionId) !== tag) throw sessionConflict(this.path, { sessionId, tag }, stored.get(sessionId))
     }
+  }
+
+  async getSessions(sessionIds: readonly string[]): Promise<ShadowSession[]> {
+    if (sessionIds.length === 0) return []
+    return (await this.query('read session', 'SELECT * FROM sessions WHERE session_id = ANY($1::text[])', [[...new Set(sessionIds)]])).map(toSession)
+  }
+
+  async getSessionsByTags(tags: readonly string[]): Promise<ShadowSession[]> {
+    if (tags.length === 0) return []
+    return (await this.query('read session', 'SELECT * FROM sessions WHERE tag = ANY($1::text[])', [[...new Set(tags)]])).map(toSession)
   }
 
   async getSession(sessionId: string): Promise<ShadowSession | undefined> {

@@ -106,6 +106,9 @@ export class SqliteBackend implements ShadowBackend {
   upsertSession(input: ShadowSessionInput & { readonly tag: string }): void { writes.upsertSession(this.conn, input) }
   getSession(sessionId: string): ShadowSession | undefined { return reads.getSession(this.conn, sessionId) }
   getSessionByTag(tag: string): ShadowSession | undefined { return reads.getSessionByTag(this.conn, tag) }
+  getSessions(sessionIds: readonly string[]): ShadowSession[] { return reads.sessionsBy(this.conn, 'session_id', sessionIds) }
+  getSessionsByTags(tags: readonly string[]): ShadowSession[] { return reads.sessionsBy(this.conn, 'tag', tags) }
+  addSessions(sessions: ReadonlyArray<{ readonly sessionId: string; readonly tag: string }>): void { writes.addSessions(this.conn, sessions) }
   ancestry(sessionId: string, limit: number): SessionLink[] { return reads.ancestry(this.conn, sessionId, limit) }
   listSessions(workspace?: string, limit?: number): ShadowSession[] { return reads.listSessions(this.conn, workspace, limit) }
   someSessions(scope: WideScope, limit: number): Array<Pick<ShadowSession, 'sessionId' | 'tag'>> { return reads.someSessions(this.conn, scope, limit) }

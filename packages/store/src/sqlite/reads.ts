@@ -21,6 +21,17 @@ export function getSessionByTag(conn: SqliteConnection, tag: string): ShadowSess
   })
 }
 
+/** The stored sessions whose id (or tag) is one of these: one prepared statement per value, a round trip costs nothing in process. */
+export function sessionsBy(conn: SqliteConnection, column: 'session_id' | 'tag', values: readonly string[]): ShadowSession[] {
+  return conn.read('read session', () => {
+    const find = conn.stmt(`SELECT * FROM sessions WHERE ${column} = ?`)
+    return [...new Set(values)].flatMap(value => {
+      const row = find.get(value) as Row | undefined
+      return row === undefined ? [] : [toSession(row)]
+    })
+  })
+}
+
 export function listSessions(conn: SqliteConnection, workspace?: string, limit = -1): ShadowSession[] {
   return conn.guard('list sessions', () => {
     // LIMIT -1: no limit

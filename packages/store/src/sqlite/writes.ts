@@ -1,5 +1,6 @@
 /** Row writes: sessions, messages with their index entries, elision marks, checkpoints, recalls, forgetting sessions. */
 import { REVISION_FLOOR_META, VACUUM_DUE_META, type CheckpointDerived, type ForgetCounts, type PreparedMessage } from '../backend.ts'
+import { sessionConflict } from '../errors.ts'
 import { failpoint } from '../failpoint.ts'
 import type { AppendResult, CheckpointInput, RecallInput, ShadowSessionInput } from '../types.ts'
 import type { SqliteConnection } from './connection.ts'
@@ -42,6 +43,20 @@ export function upsertSession(conn: SqliteConnection, input: ShadowSessionInput 
         created_at = coalesce(sessions.created_at, excluded.created_at)
     `).run(input.sessionId, input.tag, input.parentSessionId ?? null, input.forkSeq ?? null, input.workspace ?? null, input.createdAt ?? null)
   })
+}
+
+/** Register sessions bare unless stored, in one transaction (backend.ts addSessions). */
+export function addSessions(conn: SqliteConnection, sessions: ReadonlyArray<{ readonly sessionId: string; readonly tag: string }>): void {
+  if (sessions.length === 0) return
+  conn.guard('write session', () => conn.transaction(() => {
+    const insert = conn.stmt(`INSERT INTO sessions(session_id, tag, revision, removed_rev) VALUES (?, ?, ${REVISION_FLOOR}, ${REVISION_FLOOR}) ON CONFLICT DO NOTHING`)
+    const find = conn.stmt('SELECT tag FROM sessions WHERE session_id = ?')
+    for (const session of sessions) {
+      insert.run(session.sessionId, session.tag)
+      const stored = (find.get(session.sessionId) as Row | undefined)?.['tag']
+      if (stored !== session.tag) throw sessionConflict(conn.path, session, stored as string | undefined)
+    }
+  }))
 }
 
 export function appendMessages(conn: SqliteConnection, rows: readonly PreparedMessage[]): AppendResult {
