@@ -21,10 +21,13 @@ const MAX_TSVECTOR_BYTES = 900_000
 export function lexemes(words: string): string[] {
   const folded = words.toLowerCase().normalize('NFKD').replace(MARKS, '')
   const seen = new Set<string>()
+  // a token met before is stemmed once: a 100 KB log repeats its words thousands of times
+  const met = new Set<string>()
   let bytes = 0
   for (const match of folded.matchAll(TOKEN)) {
     const token = match[0]
-    if (token.length > MAX_LEXEME_CHARS) continue
+    if (token.length > MAX_LEXEME_CHARS || met.has(token)) continue
+    met.add(token)
     const lexeme = porterStem(token)
     if (seen.has(lexeme)) continue
     bytes += Buffer.byteLength(lexeme) + 8
