@@ -5,8 +5,8 @@
  * `const store = await ShadowStore.open(path)`.
  */
 import { ANALYZER_VERSION } from './analyzer.ts'
-import type { PreparedMessage, ShadowBackend } from './backend.ts'
-import { invalid, ShadowStoreError } from './errors.ts'
+import type { Awaitable, PreparedMessage, ShadowBackend } from './backend.ts'
+import { invalid, isShadowStoreError, ShadowStoreError } from './errors.ts'
 import { forgetSession, type ForgetOptions, type ForgetReport } from './forget.ts'
 import { parseShadowId, shadowId, tagCandidates } from './ids.ts'
 import { applyIngest, type IngestOp, type IngestReport } from './ingest.ts'
@@ -207,16 +207,11 @@ export class ShadowStore {
     if (parentSessionId === sessionId) throw invalid('a session cannot be its own parent')
     const forkSeq = assertOptionalInt(input.forkSeq, 'forkSeq')
     if (forkSeq !== null && forkSeq < 0) throw invalid('forkSeq must be non-negative')
+    const workspace = optionalId(input.workspace, 'workspace', MAX_WORKSPACE_CHARS)
+    const createdAt = assertOptionalInt(input.createdAt, 'createdAt')
     const tag = await this.ensureTag(sessionId)
-    await this.backend.upsertSession({
-      sessionId,
-      tag,
-      parentSessionId,
-      forkSeq,
-      // a scope boundary: refused, never merged into another workspace (SQLite read a NUL as its end)
-      workspace: optionalId(input.workspace, 'workspace', MAX_WORKSPACE_CHARS),
-      createdAt: assertOptionalInt(input.createdAt, 'createdAt'),
-    })
+    // a scope boundary: refused, never merged into another workspace (SQLite read a NUL as its end)
+    await this.unlessConflict([sessionId], () => this.backend.upsertSession({ sessionId, tag, parentSessionId, forkSeq, workspace, createdAt }))
     return (await this.backend.getSession(sessionId))!
   }
 
@@ -270,8 +265,28 @@ export class ShadowStore {
     const sessionIds = [...new Set(rows.map(row => checkMessage(row).sessionId))]
     const { tags, absent } = sessionIds.length === 0 ? { tags: new Map<string, string>(), absent: [] } : await this.resolveTags(sessionIds)
     const prepared: PreparedMessage[] = rows.map(row => prepareMessage(row, sessionId => tags.get(sessionId)!, this.redactor))
-    if (absent.length > 0) await this.backend.addSessions(absent.map(sessionId => ({ sessionId, tag: tags.get(sessionId)! })))
+    if (absent.length > 0) await this.unlessConflict(absent, () => this.backend.addSessions(absent.map(sessionId => ({ sessionId, tag: tags.get(sessionId)! }))))
     return this.backend.appendMessages(prepared)
+  }
+
+  /**
+   * A CONFLICT (another writer took a tag this store chose, or registered the session under another)
+   * forgets these sessions' chosen tags, so the retry the error asks for looks again: a cached tag
+   * was tried again by every later write of the session, each refused the same way.
+   */
+  private async unlessConflict<T>(sessionIds: readonly string[], write: () => Awaitable<T>): Promise<T> {
+    try {
+      return await write()
+    } catch (error) {
+      if (isShadowStoreError(error, 'CONFLICT')) {
+        for (const sessionId of sessionIds) {
+          const tag = this.tags.get(sessionId)
+          this.tags.delete(sessionId)
+          if (tag !== undefined && this.tagHolders.get(tag) === sessionId) this.tagHolders.delete(tag)
+        }
+      }
+      throw error
+    }
   }
 
   /**

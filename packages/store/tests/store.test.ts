@@ -308,6 +308,38 @@ describe.each(TARGETS)('ShadowStore on $name', target => {
     expect((await store.search('second note 299', { sessionId: 'many-299' })).hits[0]!.message.shadowId).toBe(`${sessionTag('many-299')}.2`)
   })
 
+  it('writes a session whose tag another writer took meanwhile at the retry the CONFLICT asks for, under a longer tag', async () => {
+    // two ids with one default tag (30 bits: a few thousand tries)
+    const seen = new Map<string, string>()
+    let pair: [string, string] | undefined
+    for (let index = 0; pair === undefined; index += 1) {
+      const id = `taken-${index}`
+      const other = seen.get(sessionTag(id))
+      if (other === undefined) seen.set(sessionTag(id), id)
+      else pair = [other, id]
+    }
+    const [mine, theirs] = pair
+    const location = target.location()
+    const writer = await ShadowStore.open(location)
+    const other = await ShadowStore.open(location)
+    // the other writer registers its session between this writer's choice of the tag and its registration
+    const backend = writer.backend as unknown as { addSessions: (sessions: unknown) => Promise<void> }
+    const addSessions = backend.addSessions.bind(writer.backend)
+    backend.addSessions = async sessions => {
+      backend.addSessions = addSessions
+      await other.append([message(theirs, 1, 'theirs first')])
+      return addSessions(sessions)
+    }
+    await expect(writer.append([message(mine, 1, 'mine')])).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/retry/) })
+    // the retry chooses again (it kept the taken tag, and every retry was refused the same way)
+    expect(await writer.append([message(mine, 1, 'mine')])).toEqual({ written: 1, unchanged: 0, replaced: 0 })
+    expect((await other.session(mine))!.tag).toBe(sessionTag(mine, 7))
+    expect((await other.session(theirs))!.tag).toBe(sessionTag(theirs))
+    expect((await other.message(`${sessionTag(mine, 7)}.1`))!.text).toBe('mine')
+    await writer.close()
+    await other.close()
+  })
+
   it('records checkpoints with ranges derived from the stored rows', async () => {
     const rows = [message('s1', 4, 'a'), message('s1', 6, 'b'), message('s1', 7, 'c')]
     await store.append(rows)
