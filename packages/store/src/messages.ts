@@ -61,10 +61,9 @@ export function checkMessage(input: ShadowMessageInput): { sessionId: string; se
   return { sessionId, seq, turn: assertOptionalInt(input.turn, 'turn'), step: assertOptionalInt(input.step, 'step'), toolName: optionalColumnText(input.toolName, 'toolName'), callId }
 }
 
-/** Validate and derive one row without writing it. */
-export function prepareMessage(input: ShadowMessageInput, tagOf: (sessionId: string) => string, redactor: Redactor | undefined): PreparedMessage {
-  const { sessionId, seq, turn, step, toolName, callId } = checkMessage(input)
-  const tag = tagOf(sessionId)
+/** Derive one row without writing it, from its fields as `checkMessage` returned them (a batch checks every row first). */
+export function prepareMessage(input: ShadowMessageInput, checked: ReturnType<typeof checkMessage>, tag: string, redactor: Redactor | undefined): PreparedMessage {
+  const { sessionId, seq, turn, step, toolName, callId } = checked
   const eventJson = redactor === undefined ? input.eventJson : redactEventJson(input.eventJson, redactor)
   const hash = hashEventJson(eventJson)
   const text = redactor === undefined ? input.text : redactor.text(input.text)

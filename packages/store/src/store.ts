@@ -211,7 +211,7 @@ export class ShadowStore {
     const createdAt = assertOptionalInt(input.createdAt, 'createdAt')
     const tag = await this.ensureTag(sessionId)
     // a scope boundary: refused, never merged into another workspace (SQLite read a NUL as its end)
-    await this.unlessConflict([sessionId], () => this.backend.upsertSession({ sessionId, tag, parentSessionId, forkSeq, workspace, createdAt }))
+    await this.forgettingTagsOnConflict([sessionId], () => this.backend.upsertSession({ sessionId, tag, parentSessionId, forkSeq, workspace, createdAt }))
     return (await this.backend.getSession(sessionId))!
   }
 
@@ -262,10 +262,11 @@ export class ShadowStore {
   async append(rows: readonly ShadowMessageInput[]): Promise<AppendResult> {
     if (!Array.isArray(rows)) throw invalid('append takes an array of messages')
     // every row checked before the store is asked anything
-    const sessionIds = [...new Set(rows.map(row => checkMessage(row).sessionId))]
+    const checked = rows.map(checkMessage)
+    const sessionIds = [...new Set(checked.map(fields => fields.sessionId))]
     const { tags, absent } = sessionIds.length === 0 ? { tags: new Map<string, string>(), absent: [] } : await this.resolveTags(sessionIds)
-    const prepared: PreparedMessage[] = rows.map(row => prepareMessage(row, sessionId => tags.get(sessionId)!, this.redactor))
-    if (absent.length > 0) await this.unlessConflict(absent, () => this.backend.addSessions(absent.map(sessionId => ({ sessionId, tag: tags.get(sessionId)! }))))
+    const prepared: PreparedMessage[] = rows.map((row, at) => prepareMessage(row, checked[at]!, tags.get(checked[at]!.sessionId)!, this.redactor))
+    if (absent.length > 0) await this.forgettingTagsOnConflict(absent, () => this.backend.addSessions(absent.map(sessionId => ({ sessionId, tag: tags.get(sessionId)! }))))
     return this.backend.appendMessages(prepared)
   }
 
@@ -274,7 +275,7 @@ export class ShadowStore {
    * forgets these sessions' chosen tags, so the retry the error asks for looks again: a cached tag
    * was tried again by every later write of the session, each refused the same way.
    */
-  private async unlessConflict<T>(sessionIds: readonly string[], write: () => Awaitable<T>): Promise<T> {
+  private async forgettingTagsOnConflict<T>(sessionIds: readonly string[], write: () => Awaitable<T>): Promise<T> {
     try {
       return await write()
     } catch (error) {

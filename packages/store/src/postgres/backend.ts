@@ -120,14 +120,17 @@ export class PostgresBackend implements ShadowBackend {
     }
   }
 
-  async getSessions(sessionIds: readonly string[]): Promise<ShadowSession[]> {
-    if (sessionIds.length === 0) return []
-    return (await this.query('read session', 'SELECT * FROM sessions WHERE session_id = ANY($1::text[])', [[...new Set(sessionIds)]])).map(toSession)
+  getSessions(sessionIds: readonly string[]): Promise<ShadowSession[]> {
+    return this.sessionsBy('session_id', sessionIds)
   }
 
-  async getSessionsByTags(tags: readonly string[]): Promise<ShadowSession[]> {
-    if (tags.length === 0) return []
-    return (await this.query('read session', 'SELECT * FROM sessions WHERE tag = ANY($1::text[])', [[...new Set(tags)]])).map(toSession)
+  getSessionsByTags(tags: readonly string[]): Promise<ShadowSession[]> {
+    return this.sessionsBy('tag', tags)
+  }
+
+  private async sessionsBy(column: 'session_id' | 'tag', values: readonly string[]): Promise<ShadowSession[]> {
+    if (values.length === 0) return []
+    return (await this.query('read session', `SELECT * FROM sessions WHERE ${column} = ANY($1::text[])`, [[...new Set(values)]])).map(toSession)
   }
 
   async getSession(sessionId: string): Promise<ShadowSession | undefined> {

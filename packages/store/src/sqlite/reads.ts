@@ -21,9 +21,12 @@ export function getSessionByTag(conn: SqliteConnection, tag: string): ShadowSess
   })
 }
 
-/** The stored sessions whose id (or tag) is one of these: one prepared statement per value, a round trip costs nothing in process. */
+/**
+ * The stored sessions whose id (or tag) is one of these: one prepared statement per value, a round
+ * trip costs nothing in process. No read transaction: each append asks this of its sessions.
+ */
 export function sessionsBy(conn: SqliteConnection, column: 'session_id' | 'tag', values: readonly string[]): ShadowSession[] {
-  return conn.read('read session', () => {
+  return conn.guard('read session', () => {
     const find = conn.stmt(`SELECT * FROM sessions WHERE ${column} = ?`)
     return [...new Set(values)].flatMap(value => {
       const row = find.get(value) as Row | undefined
