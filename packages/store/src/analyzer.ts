@@ -15,8 +15,11 @@
  * query text is always data, never FTS syntax.
  */
 
+import { RUN_CHARS, RUN_SCRIPTS, spelledMarks } from './scripts.ts'
+
 /** Bump when the index views change: the store then rebuilds its indexes from the stored text. */
-export const ANALYZER_VERSION = 2
+// 3: Thai, Lao, Khmer and Myanmar runs analysed as CJK runs are (scripts.ts)
+export const ANALYZER_VERSION = 3
 
 /** Longest text indexed per message (the stored content itself is never truncated). */
 export const MAX_INDEXED_CHARS = 2_000_000
@@ -31,8 +34,8 @@ export const MAX_ANCHOR_CHARS = 64_000
  */
 export const MAX_DICTIONARY_CHARS = 256_000
 
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
-export const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gu')
+export const HAS_CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
 /** Runs of ASCII word characters: a camelCase identifier is one of them (`camelWords`). */
 const ASCII_WORD = /[A-Za-z0-9_]+/g
 /**
@@ -256,6 +259,8 @@ export function indexViews(text: string): { words: string; grams: string } {
     from = at + run.length
   })
   words += clean.slice(from)
+  // a Thai mark would cut its word in the index (scripts.ts); only runs hold such marks
+  if (runs.length > 0) words = spelledMarks(words)
   return { words: extra.length === 0 ? words : `${words}\n${extra.join(' ')}`, grams: anchors(clean) }
 }
 

@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { camelParts, camelWords, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, MAX_INDEXED_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
 import { ShadowStore } from '../src/index.ts'
+import { RUN_CHARS } from '../src/scripts.ts'
 import { generatedText, pointsOf, random } from './generated-text.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
+const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gu')
 const PIECES = ['数据库', '迁移', '连接池', '耗尽', '服务器', '的', '了', '和', '是', 'データベース', 'の', 'ひらがな', 'カタカナー', '한국어', '서버', '々', 'ー', '𠀀', '𠀁𠀂', '你好', '中华人民共和国']
 
 /** A CJK run of 1-40 pieces, or of random characters of the CJK blocks (astral Han included). */

@@ -17,7 +17,7 @@ import { random } from './generated-text.ts'
 import { TARGETS } from './targets.ts'
 
 const WORDS = ['connection', 'pool', 'exhausted', 'retry', 'budget', 'timeout', 'migration', 'lease', 'deploy', 'cache', 'refund', 'payment', 'worker', 'queue', 'deprecated', 'idempotency', 'staging', 'port', 'flush', 'nightly']
-const PIECES = ['db/pool', 'src/gateway.ts', 'payments/refund.ts', 'RETRY_LIMIT', 'getPoolSize', 'v2.3.1', '数据库', '迁移', '证书', 'café', '→', 'ERR_TIMEOUT', '45ms', 'port 5433']
+const PIECES = ['db/pool', 'src/gateway.ts', 'payments/refund.ts', 'RETRY_LIMIT', 'getPoolSize', 'v2.3.1', '数据库', '迁移', '证书', 'café', '→', 'ERR_TIMEOUT', '45ms', 'port 5433', 'ฐานข้อมูลล่มเพราะการเชื่อมต่อหมด', 'ຖານຂໍ້ມູນລົ້ມ', 'មូលដ្ឋានទិន្នន័យបានគាំង', 'ဒေတာဘေ့စ်ပျက်သွားတယ်']
 const TOOLS = ['grep', 'read_file', 'shell']
 
 /** Small sessions (every query's matches fit the index lists): calls and results, questions and short replies, checkpoints. */
@@ -50,7 +50,7 @@ function corpus(sessions: readonly string[], size: number, seed: number): Shadow
   return rows
 }
 
-const QUERIES = ['connection pool exhausted', 'db/pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库 迁移', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease', 'current timeout', 'port']
+const QUERIES = ['connection pool exhausted', 'db/pool', 'retry budget', 'what timeout should the worker use', 'RETRY_LIMIT', 'getPoolSize', '数据库 迁移', 'database migration', 'refund.ts', 'deprecated idempotency', 'v2.3.1', 'café', 'nightly flush cache', 'zeppelin', 'ERR_TIMEOUT lease', 'current timeout', 'port', 'ข้อมูล', 'การเชื่อมต่อ', 'ຂໍ້ມູນ', 'ទិន្នន័យ', 'ဘေ့စ်']
 
 /**
  * What a search answers, without the score (each path has its own scale). With exclusions the

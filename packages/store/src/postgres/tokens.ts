@@ -8,9 +8,10 @@
  */
 import { dayKey } from '../days.ts'
 import { porterStem } from '../porter.ts'
+import { spelledMarks } from '../scripts.ts'
 
-/** Tokens as unicode61 sees them once diacritics are folded: runs of letters and digits. */
-const TOKEN = /[\p{L}\p{N}]+/gu
+/** Tokens as unicode61 sees them once diacritics are folded: runs of letters, digits and private-use characters. */
+const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const MARKS = /\p{M}+/gu
 /** Lexemes longer than this are not indexed (PostgreSQL's own limit is 2047 bytes). */
 const MAX_LEXEME_CHARS = 200
@@ -19,7 +20,8 @@ const MAX_TSVECTOR_BYTES = 900_000
 
 /** The lexemes of one analyzed text, in first-seen order, without duplicates. */
 export function lexemes(words: string): string[] {
-  const folded = words.toLowerCase().normalize('NFKD').replace(MARKS, '')
+  // a query term's Thai marks spelled as the words view spells them (scripts.ts), before any mark is folded away
+  const folded = spelledMarks(words).toLowerCase().normalize('NFKD').replace(MARKS, '')
   const seen = new Set<string>()
   // a token met before is stemmed once: a 100 KB log repeats its words thousands of times
   const met = new Set<string>()

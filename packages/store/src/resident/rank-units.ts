@@ -5,6 +5,7 @@
  */
 import type { AnalyzedQuery } from '../analyzer.ts'
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
+import { RUN_SCRIPTS } from '../scripts.ts'
 import { bucket, exactLiterals } from '../search/rank.ts'
 import { leading } from './select.ts'
 import { ANCHORS_PARTIAL } from './doc-flags.ts'
@@ -100,7 +101,7 @@ function topBuckets(ids: readonly number[], buckets: Uint8Array, count: number):
 const ANCHORABLE = /^[\p{L}\p{N}_$](?:[\p{L}\p{N}_$./\\:-]*[\p{L}\p{N}_$])?$/u
 /** A piece that holds one of these is an anchor's shape (analyzer.ts anchorShaped) whatever run it sits in. */
 const ANCHOR_MARK = /[\d_./\\:-]/
-const CJK_LETTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const CJK_LETTER = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
 
 /**
  * Whether a doc's lowercased text holds an exact literal, per literal. A literal made of anchor

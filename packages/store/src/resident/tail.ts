@@ -5,6 +5,7 @@
  * (session-index.ts `listTail`); here is where a tail starts and how it is cut into pieces.
  */
 import { charBoundary, MAX_INDEXED_CHARS } from '../analyzer.ts'
+import { RUN_CHARS } from '../scripts.ts'
 
 /** A word the light read's cut split is listed whole from its start, up to this far back. */
 export const SPLIT_WORD_CHARS = 256
@@ -55,4 +56,4 @@ export function cjkRuns(folded: string): string {
 /** The run of word and anchor characters (marks, astral letters too) that ends a string. */
 const WORD_END = /[\p{L}\p{M}\p{N}_$./\\:-]+$/u
 /** What is not a CJK letter (terms.ts CJK_CHAR), in runs. */
-const NOT_CJK = /[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]+/gu
+const NOT_CJK = new RegExp(`[^${RUN_CHARS}]+`, 'gu')

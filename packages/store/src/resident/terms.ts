@@ -15,11 +15,12 @@
  */
 import { withoutBoilerplate } from '../analyzer.ts'
 import { timeCuePiece } from '../days.ts'
+import { RUN_CHARS } from '../scripts.ts'
 import { camelSplit, forEachPiece, headOf, isCamelPiece, RANK_TEXT_CHARS, stemOf } from '../search/passage.ts'
 
 /** Characters of a CJK run as the analyzer cuts them (the query's CJK terms are made of these). */
-export const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]/u
-const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u30fc]/u
+export const CJK_CHAR = new RegExp(`[${RUN_CHARS}]`, 'u')
+const HAS_CJK = CJK_CHAR
 const NON_ASCII = /[^\p{ASCII}]/u
 const DIGITS = /^[0-9]+$/
 

@@ -10,6 +10,7 @@
  */
 import { charBoundary, withoutBoilerplate } from '../analyzer.ts'
 import { porterStem } from '../porter.ts'
+import { RUN_SCRIPTS } from '../scripts.ts'
 
 /** Characters of one candidate that ranking and passages look at. */
 export const RANK_TEXT_CHARS = 256_000
@@ -20,7 +21,7 @@ export const PASSAGE_CHARS = 1_600
 
 /** unicode61 tokens; CJK runs inside one are cut out (the analyzer rewrites them into words and bigrams). */
 const TOKEN = /[\p{L}\p{N}\p{M}]+/gu
-const CJK_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
+const CJK_RUNS = new RegExp(`[${RUN_SCRIPTS}]+`, 'gu')
 
 /** The non-CJK pieces of a token with their offsets (most tokens are ASCII: one piece, no regex). */
 export function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
@@ -34,7 +35,7 @@ export function latinPieces(token: string, at: number): Array<{ text: string; at
   if (cursor < token.length) pieces.push({ text: token.slice(cursor), at: at + cursor })
   return pieces
 }
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
 const NON_ASCII = /[^\p{ASCII}]/u
 const INNER_CAPITAL = /[a-z0-9][A-Z]/
 const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/
@@ -89,7 +90,12 @@ export function indexTerm(token: string): string {
 /** `indexTerm` without its cache (a caller keeping its own, as the resident build's piece table). */
 export function stemOf(token: string): string {
   let lower = token.toLowerCase()
-  if (NON_ASCII.test(lower)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
+  if (NON_ASCII.test(lower)) {
+    // a CJK term is matched as a substring of the text as written: its marks are letters of its
+    // word (ข้อมูล, the kana デ), not diacritics; folded, it matched no text (デ is テ with one)
+    if (CJK.test(lower)) return lower
+    lower = lower.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC')
+  }
   return porterStem(lower)
 }
 
@@ -131,7 +137,7 @@ function isTokenChar(code: number): boolean {
 // the range starts at U+0000 on purpose: every ASCII character is excluded, control ones too
 // eslint-disable-next-line no-control-regex
 const NON_ASCII_OTHER = /[^\x00-\x7f\u4e00-\u9fff\uac00-\ud7a3]/g
-export const PIECE_CHAR = /^[[\p{L}\p{N}\p{M}]--[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]]$/v
+export const PIECE_CHAR = new RegExp(`^[[\\p{L}\\p{N}\\p{M}]--[${RUN_SCRIPTS}]]$`, 'v')
 
 /** Piece character test of one non-ASCII code point: common ranges answered without a regex. */
 function isPieceCode(code: number, char: () => string): boolean {

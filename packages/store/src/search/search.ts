@@ -23,6 +23,7 @@ import { MAX_TIME, windowDays, withoutTime } from '../days.ts'
 import { deepLineage, onlySegments } from '../filter.ts'
 import { residentSearch } from '../resident/engine.ts'
 import type { SessionIndexRegistry } from '../resident/registry.ts'
+import { RUN_SCRIPTS } from '../scripts.ts'
 
 /**
  * Leading candidates whose tool call or result (or short answer) is looked up (at least; more for
@@ -60,7 +61,7 @@ const DISTINCTIVE_SHARE = 0.05
 const DISTINCTIVE_FLOOR = 3
 /** In a fork, a reported word's count is taken on its own rows up to this many (above, the index's count stands). */
 const FORK_COUNT_LIMIT = 20
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
 
 export function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
   if (typeof options !== 'object' || options === null) throw invalid('search options must be an object')

@@ -6,6 +6,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
+import { spelledMarks } from '../scripts.ts'
 import { essentialTerms } from '../substring-terms.ts'
 import { decodeText } from './rows.ts'
 
@@ -21,7 +22,8 @@ const MAX_TRIGRAMS = 12
 export function wordsMatch(terms: readonly string[], operator: 'and' | 'or', split: 'tokens' | 'chars' = 'tokens'): string | undefined {
   const parts: string[] = []
   for (const term of terms) {
-    const tokens = [...new Set((term.match(TOKEN) ?? []).flatMap(token => split === 'chars' ? [...token] : [token]))]
+    // spelled as the words view spells them (scripts.ts): a Thai mark is no separator there
+    const tokens = [...new Set((spelledMarks(term).match(TOKEN) ?? []).flatMap(token => split === 'chars' ? [...token] : [token]))]
     if (tokens.length === 0) {
       if (operator === 'and') return undefined
       continue
