@@ -15,7 +15,7 @@
  * query text is always data, never FTS syntax.
  */
 
-import { RUN_CHARS, RUN_SCRIPTS, spelledMarks } from './scripts.ts'
+import { fold, RUN_CHARS, RUN_SCRIPTS, spelledMarks } from './scripts.ts'
 
 /** Bump when the index views change: the store then rebuilds its indexes from the stored text. */
 // 3: Thai, Lao, Khmer and Myanmar runs analysed as CJK runs are (scripts.ts)
@@ -34,8 +34,8 @@ export const MAX_ANCHOR_CHARS = 64_000
  */
 export const MAX_DICTIONARY_CHARS = 256_000
 
-const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gu')
-export const HAS_CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
+const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gv')
+export const HAS_CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'v')
 /** Runs of ASCII word characters: a camelCase identifier is one of them (`camelWords`). */
 const ASCII_WORD = /[A-Za-z0-9_]+/g
 /**
@@ -225,7 +225,7 @@ function nextOf(text: string, char: string, from: number): number {
 }
 
 function normalize(text: string): string {
-  let folded = text.normalize('NFKC')
+  let folded = fold(text)
   // NFKC lengthens some characters up to 18 times (ﷺ): 2M of them made 36M characters to index, and
   // runs of millions of letters (㌀, ﷲ) on which the view's regexes overflowed the stack
   if (folded.length > MAX_INDEXED_CHARS) folded = folded.slice(0, charBoundary(folded, MAX_INDEXED_CHARS))
@@ -289,7 +289,7 @@ export function anchorView(text: string): { readonly anchors: string[]; readonly
   const blanked = withoutBoilerplate(cut)
   const clean = normalize(blanked)
   // NFKC changes only non-ASCII text
-  let complete = cut.length === text.length && blanked === cut && (!/[^\p{ASCII}]/u.test(cut) || cut === cut.normalize('NFKC'))
+  let complete = cut.length === text.length && blanked === cut && (!/[^\p{ASCII}]/u.test(cut) || cut === fold(cut))
   const view = anchors(clean, () => { complete = false })
   return { anchors: view.length === 0 ? [] : [...new Set(view.toLowerCase().split(' '))], complete }
 }

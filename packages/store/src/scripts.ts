@@ -6,11 +6,46 @@
  * it again at each vowel or tone mark: a word inside a sentence was never found, in any scope.
  * Their runs are indexed as dictionary words and character bigrams, kept whole as substring
  * anchors, and matched as substrings when ranked, as Chinese is.
- *
- * One definition, in regex class syntax (inside `[...]`, `u` or `v` flag), for every module that
- * tells these characters apart: the analyzer, the scan ranking uses, the resident index.
  */
-export const RUN_SCRIPTS = '\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\p{Script=Myanmar}'
+
+/**
+ * The letters, digits and marks of the Southeast Asian scripts written without spaces: their
+ * punctuation (។, ။, ๚) ends a run as a space does (inside one it cut bigrams into single letters).
+ */
+const UNSPACED = '[[\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\p{Script=Myanmar}]&&[\\p{L}\\p{N}\\p{M}]]'
+const UNSPACED_RUN = new RegExp(`${UNSPACED}+`, 'gv')
+const HAS_UNSPACED = new RegExp(UNSPACED, 'v')
+/** Private-use characters (icon fonts' glyphs): no word's letters. */
+const PRIVATE_USE = /\p{Co}/gu
+
+/**
+ * A text folded for the index views and queries: NFKC, except in runs of the scripts written
+ * without spaces, which stay as written (NFKC splits ำ into ํ and า, and ໜ into ຫ and ນ: a query
+ * was folded so, and the scan, which reads the text as written, found it nowhere), and private-use
+ * characters as spaces (PostgreSQL's lexemes keep them, for the marks spelled below; an icon
+ * glued to a word made the word another token, and one of Supplementary Private Use Area-A could
+ * be taken for a spelled mark).
+ */
+export function fold(text: string): string {
+  let folded: string
+  if (!HAS_UNSPACED.test(text)) folded = text.normalize('NFKC')
+  else {
+    folded = ''
+    let from = 0
+    for (const run of text.matchAll(UNSPACED_RUN)) {
+      folded += text.slice(from, run.index).normalize('NFKC') + run[0]
+      from = run.index + run[0].length
+    }
+    folded += text.slice(from).normalize('NFKC')
+  }
+  return folded.replace(PRIVATE_USE, ' ')
+}
+
+/**
+ * One definition of these characters, in regex class syntax (inside `[...]`, `v` flag), for every
+ * module that tells them apart: the analyzer, the scan ranking uses, the resident index.
+ */
+export const RUN_SCRIPTS = `\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}${UNSPACED}`
 /** RUN_SCRIPTS with the iteration mark 々 and the prolonged sound mark ー (Common), which continue a run. */
 export const RUN_CHARS = `${RUN_SCRIPTS}\\u3005\\u30fc`
 

@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { camelParts, camelWords, cjkBigrams, cjkBigramText, cjkWords, cjkWordsOfRuns, indexViews, MAX_DICTIONARY_CHARS, MAX_INDEXED_CHARS, withoutBoilerplate } from '../src/analyzer.ts'
 import { ShadowStore } from '../src/index.ts'
-import { RUN_CHARS } from '../src/scripts.ts'
+import { fold, RUN_CHARS } from '../src/scripts.ts'
 import { generatedText, pointsOf, random } from './generated-text.ts'
 import { message } from './helpers.ts'
 import { TARGETS } from './targets.ts'
 
-const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gu')
+const CJK_RUN = new RegExp(`[${RUN_CHARS}]+`, 'gv')
 const PIECES = ['数据库', '迁移', '连接池', '耗尽', '服务器', '的', '了', '和', '是', 'データベース', 'の', 'ひらがな', 'カタカナー', '한국어', '서버', '々', 'ー', '𠀀', '𠀁𠀂', '你好', '中华人民共和国']
 
 /** A CJK run of 1-40 pieces, or of random characters of the CJK blocks (astral Han included). */
@@ -26,7 +26,7 @@ function cjkRun(next: () => number): string {
 
 /** The words view as it was made run by run (analyzer.ts before the bulk construction), for texts below the cap. */
 function runByRun(text: string): string {
-  const clean = withoutBoilerplate(text).normalize('NFKC').replace(/\p{Cc}/gu, ' ')
+  const clean = fold(withoutBoilerplate(text)).replace(/\p{Cc}/gu, ' ')
   const extra: string[] = []
   for (const match of clean.matchAll(/\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g)) extra.push(camelParts(match[0]).join(' '))
   const words = clean.replace(CJK_RUN, run => ` ${[...cjkWords(run), ...cjkBigrams(run)].join(' ')} `)

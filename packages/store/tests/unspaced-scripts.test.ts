@@ -51,6 +51,26 @@ describe('unspaced scripts in the analyzer', () => {
     expect(spelledMarks('डेटाबेस café')).toBe('डेटाबेस café')
   })
 
+  it('ends a run at the scripts\' punctuation (inside one, a bigram across ។ was a single letter in the index)', () => {
+    for (const text of ['ទៀត។បាន', 'သွားတယ်။ပြီး', 'ระบบ๚ปกติ']) {
+      const tokens = indexViews(text).words.match(/[\p{L}\p{N}\p{Co}]+/gu) ?? []
+      expect(tokens.filter(token => [...token].length === 1), text).toEqual([])
+    }
+  })
+
+  it('keeps those runs as written when folding (NFKC split ำ into ํ and า, ໜ into ຫ and ນ), and drops private-use characters', () => {
+    for (const word of ['ทำ', 'น้ำ', 'ຳ', 'ໜ້າ', 'ໝົດ']) {
+      expect(indexViews(`x ${word} y`).words.includes(spelledMarks(word)), word).toBe(true)
+      expect(analyzeQuery(word).literals, word).toEqual([word])
+    }
+    // NFKC still folds the rest, next to such a run too: fullwidth letters, ligatures
+    expect(indexViews('ｐｏｏｌทำﬁle').words).toContain('pool')
+    expect(indexViews('ｐｏｏｌทำﬁle').words).toContain('file')
+    // an icon glued to a word is no part of it (PostgreSQL's lexemes keep private-use characters, for the spelled marks)
+    expect(lexemes(indexViews('\uE0A0main \u{F0E49}\u{F0E49} branch').words)).toEqual(['main', 'branch'])
+    expect(analyzeQuery('\uE0A0main').words).toEqual(['main'])
+  })
+
   it('analyses a query in those scripts into words and a substring, and ranks its terms with their marks', () => {
     const analyzed = analyzeQuery('ข้อมูล')
     expect(analyzed.words).toContain('ข้อมูล')
@@ -101,6 +121,39 @@ describe.each(TARGETS)('unspaced scripts searched on $name', target => {
       const kana = await store.search('データベース', { sessionId: 'th' })
       expect(kana.hits[0]?.message.text).toBe('データベースが落ちた')
       expect(kana.terms.find(term => term.term === 'データベース')).toMatchObject({ inScope: 1, inHits: 1 })
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('ranks by the word as written: ำ, ໝ, a Myanmar vowel NFKD uncovers, an icon beside a word', async () => {
+    const store = await ShadowStore.open(target.location())
+    try {
+      await store.append([
+        message('am', 1, 'ผมทำเสร็จแล้วนะครับ ขอบคุณที่ช่วยตรวจสอบให้'),
+        message('am', 2, 'จำได้ น้ำเย็น สำคัญ จำนวน'),
+        message('am', 3, 'ເງິນໝົດແລ້ວ'),
+        message('am', 4, 'ဥး'),
+        message('am', 5, 'ဦးသန့်'),
+        message('am', 6, '\uE0A0main branch'),
+        message('am', 7, '\u{F0E49}\u{F0E49} icon'),
+      ])
+      const scopes: Array<[string, (query: string) => Promise<{ hits: ReadonlyArray<{ message: { seq: number } }>; terms: ReadonlyArray<{ term: string; inScope: number; inHits: number }> }>]> = [
+        ['session', query => store.search(query, { sessionId: 'am' })],
+        ['session lists', query => search(store.backend, query, { sessionId: 'am' })],
+        ['store-wide', query => store.search(query, { sessionId: 'am', allSessions: true })],
+      ]
+      for (const [name, run] of scopes) {
+        const am = await run('ทำ')
+        expect(am.hits[0]?.message.seq, name).toBe(1)
+        expect(am.terms.map(term => [term.term, term.inScope, term.inHits]), name).toEqual([['ทำ', 1, 1]])
+        expect((await run('ໝົດ')).hits.map(hit => hit.message.seq), name).toEqual([3])
+        // ဦ is ဥ with a vowel sign: another word on every backend
+        expect((await run('ဦး')).hits.map(hit => hit.message.seq), name).toEqual([5])
+        expect((await run('main')).hits.map(hit => hit.message.seq), name).toEqual([6])
+        // an icon of the private-use area is no spelled mark
+        expect((await run('\u0E49\u0E49')).hits, name).toEqual([])
+      }
     } finally {
       await store.close()
     }

@@ -20,8 +20,9 @@ const MAX_TSVECTOR_BYTES = 900_000
 
 /** The lexemes of one analyzed text, in first-seen order, without duplicates. */
 export function lexemes(words: string): string[] {
-  // a query term's Thai marks spelled as the words view spells them (scripts.ts), before any mark is folded away
-  const folded = spelledMarks(words).toLowerCase().normalize('NFKD').replace(MARKS, '')
+  // a query term's Thai marks spelled as the words view spells them (scripts.ts), once NFKD has
+  // uncovered every mark (ဦ is ဥ and a vowel sign) and before the others are folded away
+  const folded = spelledMarks(words.toLowerCase().normalize('NFKD')).replace(MARKS, '')
   const seen = new Set<string>()
   // a token met before is stemmed once: a 100 KB log repeats its words thousands of times
   const met = new Set<string>()

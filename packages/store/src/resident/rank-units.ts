@@ -101,7 +101,7 @@ function topBuckets(ids: readonly number[], buckets: Uint8Array, count: number):
 const ANCHORABLE = /^[\p{L}\p{N}_$](?:[\p{L}\p{N}_$./\\:-]*[\p{L}\p{N}_$])?$/u
 /** A piece that holds one of these is an anchor's shape (analyzer.ts anchorShaped) whatever run it sits in. */
 const ANCHOR_MARK = /[\d_./\\:-]/
-const CJK_LETTER = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
+const CJK_LETTER = new RegExp(`[${RUN_SCRIPTS}]`, 'v')
 
 /**
  * Whether a doc's lowercased text holds an exact literal, per literal. A literal made of anchor

@@ -22,6 +22,7 @@
 import { CANDIDATE_TEXT_CHARS } from '../backend.ts'
 import { charBoundary, MAX_INDEXED_CHARS } from '../analyzer.ts'
 import { unpackEventJson } from '../event-json.ts'
+import { fold } from '../scripts.ts'
 import { DAY_SCAN_CHARS, referredDays } from '../days.ts'
 import type { ShadowMessage } from '../types.ts'
 import { ANCHORS_PARTIAL, LOWER_SHIFT, ROLE_CODES, rowFlags, SINGLE_CALL, UNLISTED } from './doc-flags.ts'
@@ -243,7 +244,7 @@ export class SessionIndex implements ScannedDocs {
     if (odd !== undefined) this.odd.set(doc, [...odd])
     // a short ASCII text none of whose pieces can be part of a time word has none (days.ts timeCuePiece)
     if (scan.timeCue || scan.nonAscii || text.length > DAY_SCAN_CHARS) this.addDays(doc, row)
-    const folded = scan.nonAscii ? sample.normalize('NFKC') : sample
+    const folded = scan.nonAscii ? fold(sample) : sample
     if (!this.anchors.addScanned(doc, text, sample, scan, folded !== sample)) flags |= ANCHORS_PARTIAL
     // last: the pass runs again, over the folded sample
     if (folded !== sample) this.listFolded(folded)
@@ -261,7 +262,7 @@ export class SessionIndex implements ScannedDocs {
     this.keepValues(valueMatches(text))
     if (NON_ASCII.test(text)) {
       const sample = scanSample(text)
-      const folded = sample.normalize('NFKC')
+      const folded = fold(sample)
       if (folded !== sample) this.listFolded(folded)
     }
     const complete = this.anchors.addView(doc, text)
@@ -323,7 +324,7 @@ export class SessionIndex implements ScannedDocs {
     let left = MAX_INDEXED_CHARS - CANDIDATE_TEXT_CHARS + SPLIT_WORD_CHARS
     for (const piece of tailPieces(tail, TAIL_PIECE)) {
       if (left <= 0) break
-      let folded = piece.normalize('NFKC')
+      let folded = fold(piece)
       if (folded.length > left) folded = folded.slice(0, charBoundary(folded, left))
       left -= folded.length
       // NFKC may lengthen a piece past the sample's cut (㌀, ﷺ): then its folded form goes in pieces too
@@ -483,7 +484,7 @@ export class SessionIndex implements ScannedDocs {
       const count = countOccurrences(sample, term)
       // held only once NFKC folds the text (halfwidth kana): a candidate at 0, as the pairs are (append)
       // or only a cut text's tail holds it (listTail): a candidate at 0 too
-      if (count > 0 || (NON_ASCII.test(sample) && sample.normalize('NFKC').includes(term)) || this.tailCjk.get(doc)?.includes(term) === true) return count
+      if (count > 0 || (NON_ASCII.test(sample) && fold(sample).includes(term)) || this.tailCjk.get(doc)?.includes(term) === true) return count
       return -1
     })
   }

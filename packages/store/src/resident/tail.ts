@@ -56,4 +56,4 @@ export function cjkRuns(folded: string): string {
 /** The run of word and anchor characters (marks, astral letters too) that ends a string. */
 const WORD_END = /[\p{L}\p{M}\p{N}_$./\\:-]+$/u
 /** What is not a CJK letter (terms.ts CJK_CHAR), in runs. */
-const NOT_CJK = new RegExp(`[^${RUN_CHARS}]+`, 'gu')
+const NOT_CJK = new RegExp(`[^${RUN_CHARS}]+`, 'gv')

@@ -19,7 +19,7 @@ import { RUN_CHARS } from '../scripts.ts'
 import { camelSplit, forEachPiece, headOf, isCamelPiece, RANK_TEXT_CHARS, stemOf } from '../search/passage.ts'
 
 /** Characters of a CJK run as the analyzer cuts them (the query's CJK terms are made of these). */
-export const CJK_CHAR = new RegExp(`[${RUN_CHARS}]`, 'u')
+export const CJK_CHAR = new RegExp(`[${RUN_CHARS}]`, 'v')
 const HAS_CJK = CJK_CHAR
 const NON_ASCII = /[^\p{ASCII}]/u
 const DIGITS = /^[0-9]+$/

@@ -21,7 +21,7 @@ export const PASSAGE_CHARS = 1_600
 
 /** unicode61 tokens; CJK runs inside one are cut out (the analyzer rewrites them into words and bigrams). */
 const TOKEN = /[\p{L}\p{N}\p{M}]+/gu
-const CJK_RUNS = new RegExp(`[${RUN_SCRIPTS}]+`, 'gu')
+const CJK_RUNS = new RegExp(`[${RUN_SCRIPTS}]+`, 'gv')
 
 /** The non-CJK pieces of a token with their offsets (most tokens are ASCII: one piece, no regex). */
 export function latinPieces(token: string, at: number): Array<{ text: string; at: number }> {
@@ -35,7 +35,7 @@ export function latinPieces(token: string, at: number): Array<{ text: string; at
   if (cursor < token.length) pieces.push({ text: token.slice(cursor), at: at + cursor })
   return pieces
 }
-const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
+const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'v')
 const NON_ASCII = /[^\p{ASCII}]/u
 const INNER_CAPITAL = /[a-z0-9][A-Z]/
 const CAMEL_SPLIT = /(?<=[a-z0-9])(?=[A-Z])/

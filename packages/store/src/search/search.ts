@@ -61,7 +61,7 @@ const DISTINCTIVE_SHARE = 0.05
 const DISTINCTIVE_FLOOR = 3
 /** In a fork, a reported word's count is taken on its own rows up to this many (above, the index's count stands). */
 const FORK_COUNT_LIMIT = 20
-const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'u')
+const CJK = new RegExp(`[${RUN_SCRIPTS}]`, 'v')
 
 export function checkOptions(options: SearchOptions): { limit: number; rankWindow: number } {
   if (typeof options !== 'object' || options === null) throw invalid('search options must be an object')

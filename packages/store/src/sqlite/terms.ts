@@ -6,7 +6,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite'
 import { ftsString } from '../analyzer.ts'
-import { spelledMarks } from '../scripts.ts'
+import { fold, spelledMarks } from '../scripts.ts'
 import { essentialTerms } from '../substring-terms.ts'
 import { decodeText } from './rows.ts'
 
@@ -79,7 +79,7 @@ function holdsUsable(text: string, usable: readonly string[], operator: 'and' | 
   if (usable.length === 0) return false
   const test = (lower: string): boolean => operator === 'and' ? usable.every(term => lower.includes(term)) : usable.some(term => lower.includes(term))
   if (test(text.toLowerCase())) return true
-  return /[^\p{ASCII}]/u.test(text) && test(text.normalize('NFKC').toLowerCase())
+  return /[^\p{ASCII}]/u.test(text) && test(fold(text).toLowerCase())
 }
 
 /**
