@@ -359,6 +359,7 @@ const CJK_RECENCY_CUE = /最新|现在|目前|当前|眼下|如今/gu
 
 /** Tokens as unicode61 sees them: runs of letters, digits and marks. */
 const LATIN_TOKEN = /[\p{L}\p{N}\p{M}]+/gu
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 
 /**
  * Question and filler words of CJK queries. They stay in the index (a message may be about "why");
@@ -426,6 +427,8 @@ export function analyzeQuery(query: string): AnalyzedQuery {
     // Any fragment can be part of an indexed anchor ("erver" of src/server.ts).
     if (trimmed.length >= 3) addGram(trimmed)
     for (const token of trimmed.matchAll(LATIN_TOKEN)) {
+      // marks alone (U+0301 after a Thai run) are no word: no index holds one
+      if (!LETTER_OR_DIGIT.test(token[0])) continue
       add(words, token[0])
       add(topics, token[0])
       for (const part of camelParts(token[0])) if (part !== token[0]) add(words, part)

@@ -8,7 +8,7 @@
  */
 import { dayKey } from '../days.ts'
 import { porterStem } from '../porter.ts'
-import { spelledMarks } from '../scripts.ts'
+import { outsideRuns, spelledMarks } from '../scripts.ts'
 
 /** Tokens as unicode61 sees them once diacritics are folded: runs of letters, digits and private-use characters. */
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
@@ -20,9 +20,9 @@ const MAX_TSVECTOR_BYTES = 900_000
 
 /** The lexemes of one analyzed text, in first-seen order, without duplicates. */
 export function lexemes(words: string): string[] {
-  // a query term's Thai marks spelled as the words view spells them (scripts.ts), once NFKD has
-  // uncovered every mark (ဦ is ဥ and a vowel sign) and before the others are folded away
-  const folded = spelledMarks(words.toLowerCase().normalize('NFKD')).replace(MARKS, '')
+  // diacritics folded outside the runs of the scripts written without spaces, which stay as
+  // written, their marks spelled as the words view spells them (scripts.ts): a query term's too
+  const folded = spelledMarks(outsideRuns(words.toLowerCase(), stretch => stretch.normalize('NFKD').replace(MARKS, '')))
   const seen = new Set<string>()
   // a token met before is stemmed once: a 100 KB log repeats its words thousands of times
   const met = new Set<string>()

@@ -79,7 +79,10 @@ function holdsUsable(text: string, usable: readonly string[], operator: 'and' | 
   if (usable.length === 0) return false
   const test = (lower: string): boolean => operator === 'and' ? usable.every(term => lower.includes(term)) : usable.some(term => lower.includes(term))
   if (test(text.toLowerCase())) return true
-  return /[^\p{ASCII}]/u.test(text) && test(fold(text).toLowerCase())
+  if (!/[^\p{ASCII}]/u.test(text)) return false
+  // folded as the analyzer indexes; a text folding leaves as it is was tested already
+  const folded = fold(text)
+  return folded !== text && test(folded.toLowerCase())
 }
 
 /**
