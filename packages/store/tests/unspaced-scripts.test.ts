@@ -139,7 +139,7 @@ describe.each(TARGETS)('unspaced scripts searched on $name', target => {
     // two stores: a store-wide search of one sees only its own session
     const stores = [await ShadowStore.open(target.location()), await ShadowStore.open(target.location())]
     try {
-      const rows = [
+      const written = [
         message('am', 1, 'ผมทำเสร็จแล้วนะครับ ขอบคุณที่ช่วยตรวจสอบให้'),
         message('am', 2, 'จำได้ น้ำเย็น สำคัญ จำนวน'),
         message('am', 3, 'ເງິນໝົດແລ້ວ'),
@@ -156,7 +156,7 @@ describe.each(TARGETS)('unspaced scripts searched on $name', target => {
         message('typed', 6, 'ข้อมูล\u0301 พัง'),
         message('typed', 7, 'ข้อมูล'),
       ]
-      for (const [at, store] of stores.entries()) await store.append(rows.filter(row => row.sessionId === ['am', 'typed'][at]))
+      for (const [at, store] of stores.entries()) await store.append(written.filter(row => row.sessionId === ['am', 'typed'][at]))
       // [session, query, the seqs found (the first one ranked first), the terms reported: [term, inScope, inHits]]
       const cases: Array<[string, string, number[], Array<[string, number, number]>?]> = [
         // NFKC split ำ: the message without ทำ ranked first
