@@ -13,7 +13,8 @@
  * punctuation (។, ။, ๚) ends a run as a space does (inside one it cut bigrams into single letters).
  */
 const UNSPACED = '[[\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\p{Script=Myanmar}]&&[\\p{L}\\p{N}\\p{M}]]'
-const HAS_UNSPACED = new RegExp(UNSPACED, 'v')
+/** Whether a text holds a character of those scripts' runs (fold keeps them as written). */
+export const HAS_UNSPACED = new RegExp(UNSPACED, 'v')
 const UTF16 = new TextDecoder('utf-16le')
 /** Private-use characters (icon fonts' glyphs): no word's letters. */
 const PRIVATE_USE = /\p{Co}/u

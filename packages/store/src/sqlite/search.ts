@@ -15,7 +15,7 @@ import type { SqliteConnection } from './connection.ts'
 import { searchReferring } from './days.ts'
 import { scopeToken } from './index-rows.ts'
 import { CANDIDATE_COLUMNS, filterSql, MESSAGE_COLUMNS, toMessage, type Row } from './rows.ts'
-import { gramsMatch, trigrams, usableTerms, wordsMatch } from './terms.ts'
+import { BYTE_CHECK_BYTES, gramsMatch, trigrams, usableTerms, wordsMatch } from './terms.ts'
 
 /**
  * A newest-first list with a row filter (another session's rows under a token collision, a
@@ -219,8 +219,10 @@ const INSTR_CHECK_CHARS = 4_096
 function substringCheck(terms: readonly string[], operator: 'and' | 'or'): { sql: string; params: Array<string | number> } | undefined {
   const usable = usableTerms(terms, operator)
   if (usable.length === 0) return undefined
-  const holds = 'shadow_holds(m.text, ?, ?) = 1'
-  const held: Array<string | number> = [operator, JSON.stringify(usable)]
+  // a long row's verdict is kept (terms.ts shadow_held): a search's lists and counts check it once
+  const holds = `(CASE WHEN length(m.text) >= ${BYTE_CHECK_BYTES} THEN coalesce(shadow_held(m.id, m.rev, m.hash, ?, ?), shadow_holds_kept(m.text, m.id, m.rev, m.hash, ?, ?)) ELSE shadow_holds(m.text, ?, ?) END) = 1`
+  const list = JSON.stringify(usable)
+  const held: Array<string | number> = [operator, list, operator, list, operator, list]
   if (usable.some(term => !PLAIN_ASCII.test(term))) return { sql: holds, params: held }
   const instr = usable.map(() => 'instr(lower(CAST(m.text AS TEXT)), ?) > 0').join(operator === 'and' ? ' AND ' : ' OR ')
   // a BLOB's length counts bytes, its text's characters: equal when it is ASCII
