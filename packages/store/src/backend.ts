@@ -296,6 +296,13 @@ export interface ShadowBackend {
    * than the revision returned. `undefined` for a session not stored; `since: -1` returns every row.
    */
   sessionChanges(requests: readonly ChangesRequest[]): Awaitable<Array<SessionChanges | undefined>>
+  /**
+   * A mark that differs once a write has been committed to the store since it was read, by this
+   * connection or any other (another thread, process or host): what a caller read under an equal
+   * mark is still what the store holds. Optional, and undefined where it is not cheap to tell
+   * (PostgreSQL): the caller reads again.
+   */
+  changeMark?(): Awaitable<string | undefined>
   deleteMessages(sessionId: string, seqs: readonly number[]): Awaitable<number>
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): Awaitable<void>
 

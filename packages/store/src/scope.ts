@@ -50,10 +50,34 @@ export async function lineage(backend: ShadowBackend, sessionId: string): Promis
   return (await lineageLinks(backend, sessionId)).map(({ sessionId: id, tag, belowSeq }) => ({ sessionId: id, tag, belowSeq }))
 }
 
+type LineageLink = LineageSegment & { readonly workspace: string | null }
+
+/**
+ * Lineages read under a backend's change mark (ShadowBackend.changeMark), by session: while the
+ * mark stays, nothing was written since, and a session's searches read its lineage once.
+ */
+const kept = new WeakMap<ShadowBackend, { readonly mark: string; readonly lineages: Map<string, readonly LineageLink[]> }>()
+/** Lineages kept per backend; past this many they are read again. */
+const KEPT_LINEAGES = 1_024
+
 /** `lineage`, each segment with its session's workspace (whether a wide scope holds it). */
-async function lineageLinks(backend: ShadowBackend, sessionId: string): Promise<Array<LineageSegment & { readonly workspace: string | null }>> {
+async function lineageLinks(backend: ShadowBackend, sessionId: string): Promise<LineageLink[]> {
   assertString(sessionId, 'sessionId')
-  const segments: Array<LineageSegment & { readonly workspace: string | null }> = []
+  // read before the lineage: a write committed after it changes the next one
+  const mark = await backend.changeMark?.()
+  if (mark === undefined) return readLineage(backend, sessionId)
+  let mine = kept.get(backend)
+  const known = mine?.mark === mark ? mine.lineages.get(sessionId) : undefined
+  if (known !== undefined) return [...known]
+  const segments = await readLineage(backend, sessionId)
+  if (mine?.mark !== mark) kept.set(backend, mine = { mark, lineages: new Map() })
+  if (mine.lineages.size >= KEPT_LINEAGES) mine.lineages.clear()
+  mine.lineages.set(sessionId, [...segments])
+  return segments
+}
+
+async function readLineage(backend: ShadowBackend, sessionId: string): Promise<LineageLink[]> {
+  const segments: LineageLink[] = []
   let below = Number.POSITIVE_INFINITY
   const seen = new Set<string>()
   let next: string | null = sessionId

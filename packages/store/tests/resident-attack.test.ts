@@ -9,7 +9,7 @@
 import { DatabaseSync, StatementSync } from 'node:sqlite'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ShadowStore, type SearchResult } from '../src/index.ts'
-import { INLINE_BYTES, INLINE_MESSAGES, PAGE_BYTES, PAGE_ROWS, SLICE_CHARS } from '../src/resident/registry.ts'
+import { INLINE_BYTES, INLINE_MESSAGES, PAGE_BYTES, PAGE_ROWS, SessionIndexRegistry, SLICE_CHARS } from '../src/resident/registry.ts'
 import { SessionIndex } from '../src/resident/session-index.ts'
 import { CANDIDATE_TEXT_CHARS } from '../src/backend.ts'
 import { search } from '../src/search/search.ts'
@@ -155,15 +155,26 @@ describe.each(TARGETS)('resident search attacked on $name', target => {
       await store.append(Array.from({ length: 4 }, (_, index) => message('s', index + 1, `needle ${index}`)))
       await store.search('needle', { sessionId: 's' })
       let second: SearchResult | undefined
-      // the first search's closing revision check: a row is appended, and a second search takes it into the index, first
-      const raced = afterRead(store, (_requests, count) => count === 2, async () => {
-        await store.append([message('s', 9, 'needle written meanwhile')])
-        second = await store.search('needle', { sessionId: 's' })
-      }, true)
-      const first = await store.search('needle', { sessionId: 's' })
-      expect(raced()).toBe(true)
-      expect(seqs(second!)).toEqual([1, 2, 3, 4, 9])
-      expect(seqs(first)).toEqual([1, 2, 3, 4, 9])
+      // before the first search's closing check (a read of revisions, or of SQLite's change mark): a
+      // row is appended, and a second search takes it into the index, first
+      const unchanged = SessionIndexRegistry.prototype.unchanged
+      let raced = false
+      SessionIndexRegistry.prototype.unchanged = async function (this: SessionIndexRegistry, ...args: Parameters<SessionIndexRegistry['unchanged']>) {
+        if (!raced) {
+          raced = true
+          await store.append([message('s', 9, 'needle written meanwhile')])
+          second = await store.search('needle', { sessionId: 's' })
+        }
+        return unchanged.apply(this, args)
+      }
+      try {
+        const first = await store.search('needle', { sessionId: 's' })
+        expect(raced).toBe(true)
+        expect(seqs(second!)).toEqual([1, 2, 3, 4, 9])
+        expect(seqs(first)).toEqual([1, 2, 3, 4, 9])
+      } finally {
+        SessionIndexRegistry.prototype.unchanged = unchanged
+      }
     } finally {
       await store.close()
     }

@@ -38,6 +38,8 @@ export interface ResidentOptions {
 export interface ResidentScope {
   readonly indexes: readonly SessionIndex[]
   readonly revisions: readonly number[]
+  /** The backend's change mark read before they were found current (ShadowBackend.changeMark), if it has one. */
+  readonly mark?: string
 }
 
 export const RESIDENT_MAX_BYTES = 256 * 1024 * 1024
@@ -105,6 +107,11 @@ export class SessionIndexRegistry {
   private readonly oversized = new Map<string, number>()
   /** Per session: when its last build ended and how long it took (ms, performance.now()): REBUILD_SPACING. */
   private readonly lastBuild = new Map<string, { end: number; took: number }>()
+  /**
+   * Per session: the backend's change mark read before its index was last found current. While the
+   * mark stays, nothing was written to the store since, so a search skips the sync's read.
+   */
+  private readonly currentUnder = new Map<string, string>()
 
   constructor(options: ResidentOptions = {}) {
     this.maxBytes = options.maxBytes ?? RESIDENT_MAX_BYTES
@@ -131,6 +138,13 @@ export class SessionIndexRegistry {
     if (!this.enabled || segments.length === 0) return undefined
     const ids = [...new Set(segments.map(segment => segment.sessionId))]
     if (ids.some(id => this.building.has(id))) return undefined
+    // read before anything else: a write committed after it changes the next one
+    const mark = await backend.changeMark?.()
+    if (mark !== undefined && ids.every(id => !this.syncing.has(id) && this.indexes.has(id) && this.currentUnder.get(id) === mark)) {
+      for (const id of ids) this.hold(id, this.indexes.get(id)!)
+      const indexes = segments.map(segment => this.indexes.get(segment.sessionId)!)
+      return { indexes, revisions: indexes.map(index => index.revision), mark }
+    }
     // one sync at a time per session (one in flight is waited for); the scope's sessions at once
     await Promise.all(ids.map(id => this.syncing.get(id)))
     const sync = this.sync(backend, ids, segments)
@@ -140,7 +154,9 @@ export class SessionIndexRegistry {
       // (an index dropped between the sync and here, by a forget or an eviction, is not searched)
       const indexes = segments.map(segment => this.indexes.get(segment.sessionId))
       if (indexes.some(index => index === undefined)) return undefined
-      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision) }
+      // current as of a read made after the mark: current under it too, unless a write came between (then the mark moved)
+      if (mark !== undefined) for (const id of ids) this.currentUnder.set(id, mark)
+      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision), ...(mark === undefined ? {} : { mark }) }
     } finally {
       for (const id of ids) this.syncing.delete(id)
       this.evict(new Set(ids))
@@ -390,6 +406,11 @@ export class SessionIndexRegistry {
    */
   async unchanged(backend: ShadowBackend, scope: ResidentScope): Promise<boolean> {
     const held = [...new Map(scope.indexes.map((index, at) => [index, scope.revisions[at]!])).entries()]
+    // nothing committed since the mark the indexes were current under: they still are
+    if (scope.mark !== undefined && (await backend.changeMark?.()) === scope.mark) {
+      this.evict(new Set(held.map(([index]) => index.sessionId)))
+      return true
+    }
     // the revisions only (a write meanwhile may be large: its rows are not read here)
     const now = await backend.sessionChanges(held.map(([index]) => ({ sessionId: index.sessionId, since: PROBE })))
     // the search may have grown them (long CJK words it counted): the budget holds after it too
@@ -424,6 +445,7 @@ export class SessionIndexRegistry {
   drop(sessionId: string): void {
     this.indexes.delete(sessionId)
     this.lastBuild.delete(sessionId)
+    this.currentUnder.delete(sessionId)
   }
 }
 

@@ -123,6 +123,7 @@ export class SqliteBackend implements ShadowBackend {
   messageHashes(sessionId: string): Array<{ seq: number; hash: string }> { return reads.messageHashes(this.conn, sessionId) }
   messageHashesFor(sessionId: string, seqs: readonly number[]): MessageMark[] { return reads.messageHashesFor(this.conn, sessionId, seqs) }
   sessionChanges(requests: readonly ChangesRequest[]): Array<SessionChanges | undefined> { return sessionChanges(this.conn, requests) }
+  changeMark(): string { return this.conn.changeMark() }
   deleteMessages(sessionId: string, seqs: readonly number[]): number { return writes.deleteMessages(this.conn, sessionId, seqs) }
   markElided(sessionId: string, seqs: readonly number[], checkpointId: string): void { writes.markElided(this.conn, sessionId, seqs, checkpointId) }
   forgetSessions(sessionIds: readonly string[], options: { readonly vacuumDue?: boolean } = {}): ForgetCounts { return writes.forgetSessions(this.conn, sessionIds, options) }

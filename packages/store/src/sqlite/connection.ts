@@ -76,6 +76,19 @@ export class SqliteConnection {
     return statement
   }
 
+  /**
+   * ShadowBackend.changeMark: `PRAGMA data_version` (it changes when another connection commits,
+   * in this process or another) with `total_changes()` (rows this connection inserted, updated or
+   * deleted since it opened). One statement, a few microseconds; a session search's three probes
+   * of the registry and the lineage were a read transaction each.
+   */
+  changeMark(): string {
+    return this.guard('read the change mark', () => {
+      const row = this.stmt('SELECT data_version AS version, total_changes() AS changes FROM pragma_data_version').get() as { version: number; changes: number }
+      return `${row.version} ${row.changes}`
+    })
+  }
+
   /** Forget prepared statements (after tables they name were dropped and renamed). */
   clearStatements(): void {
     this.statements.clear()
