@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShadowStore, SqliteBackend } from '../src/index.ts'
+import type { SessionIndexRegistry } from '../src/resident/registry.ts'
 import { message, tempDir } from './helpers.ts'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -74,4 +75,44 @@ describe('change mark (SQLite): what a search skips while nothing is written', (
     await other.forget('f1')
     await expect(store.search('idempotency', { sessionId: 'f1' })).rejects.toThrow(/not in the shadow store/)
   })
+
+  it('does not take an index a background build held for one a search found current (a write came between their reads)', async () => {
+    const { store, other } = await twoConnections()
+    // a row whose tail is too long to list inline: the first search's build goes on in the background
+    const long = Array.from({ length: 90_000 }, (_, at) => `w${at % 997}x`).join(' ')
+    await other.append([message('x', 1, 'alpha needle secretword'), message('x', 2, long), message('x', 3, 'beta needle')])
+    const registry = (store as unknown as { resident: SessionIndexRegistry }).resident
+    const acquire = registry.acquire.bind(registry)
+    let acquires = 0
+    let secondEntered: () => void = () => undefined
+    const entered = new Promise<void>(resolve => { secondEntered = resolve })
+    registry.acquire = async (...args) => {
+      const held = acquire(...args)
+      if ((acquires += 1) === 2) secondEntered()
+      return held
+    }
+    // while the first search reads the long row's tail: another connection rewrites row 1 (the word
+    // and the secret gone), and a second search starts and builds the session from what it reads then
+    const getMessage = store.backend.getMessage.bind(store.backend)
+    let second: Promise<unknown> | undefined
+    vi.spyOn(store.backend, 'getMessage').mockImplementation(async (sessionId, seq) => {
+      const row = await getMessage(sessionId, seq)
+      if (second === undefined && sessionId === 'x' && seq === 2) {
+        await other.append([message('x', 1, 'alpha rewritten clean'), message('x', 2, 'short now')])
+        second = store.search('needle', { sessionId: 'x' })
+        await entered
+      }
+      return row
+    })
+    await store.search('needle', { sessionId: 'x' })
+    expect(second).toBeDefined()
+    await second
+    // the first search's background build ends, and holds the index it read before the rewrite
+    const building = (registry as unknown as { building: Map<string, unknown> }).building
+    for (let wait = 0; wait < 300 && building.size > 0; wait += 1) await new Promise(resolve => setTimeout(resolve, 10))
+    expect(building.size).toBe(0)
+    expect(seqs(await store.search('needle', { sessionId: 'x' }))).toEqual([3])
+    expect(seqs(await store.search('secretword', { sessionId: 'x' }))).toEqual([])
+  })
+
 })

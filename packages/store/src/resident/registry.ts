@@ -108,10 +108,12 @@ export class SessionIndexRegistry {
   /** Per session: when its last build ended and how long it took (ms, performance.now()): REBUILD_SPACING. */
   private readonly lastBuild = new Map<string, { end: number; took: number }>()
   /**
-   * Per session: the backend's change mark read before its index was last found current. While the
-   * mark stays, nothing was written to the store since, so a search skips the sync's read.
+   * Per session: the index a sync found current, and the backend's change mark read before that
+   * sync. While the mark stays and that index is still the one held, nothing was written to the
+   * store since and a search skips the sync's read (an index a background build held instead may be
+   * older than the mark: its next search syncs it).
    */
-  private readonly currentUnder = new Map<string, string>()
+  private readonly found = new Map<string, { readonly mark: string; readonly index: SessionIndex }>()
 
   constructor(options: ResidentOptions = {}) {
     this.maxBytes = options.maxBytes ?? RESIDENT_MAX_BYTES
@@ -140,23 +142,23 @@ export class SessionIndexRegistry {
     if (ids.some(id => this.building.has(id))) return undefined
     // read before anything else: a write committed after it changes the next one
     const mark = await backend.changeMark?.()
-    if (mark !== undefined && ids.every(id => !this.syncing.has(id) && this.indexes.has(id) && this.currentUnder.get(id) === mark)) {
+    if (mark !== undefined && ids.every(id => !this.syncing.has(id) && this.currentUnder(id, mark))) {
       for (const id of ids) this.hold(id, this.indexes.get(id)!)
       const indexes = segments.map(segment => this.indexes.get(segment.sessionId)!)
       return { indexes, revisions: indexes.map(index => index.revision), mark }
     }
     // one sync at a time per session (one in flight is waited for); the scope's sessions at once
     await Promise.all(ids.map(id => this.syncing.get(id)))
-    const sync = this.sync(backend, ids, segments)
+    const sync = this.sync(backend, ids, segments, mark)
     for (const id of ids) this.syncing.set(id, sync.catch(() => undefined))
     try {
       if (!(await sync)) return undefined
       // (an index dropped between the sync and here, by a forget or an eviction, is not searched)
       const indexes = segments.map(segment => this.indexes.get(segment.sessionId))
       if (indexes.some(index => index === undefined)) return undefined
-      // current as of a read made after the mark: current under it too, unless a write came between (then the mark moved)
-      if (mark !== undefined) for (const id of ids) this.currentUnder.set(id, mark)
-      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision), ...(mark === undefined ? {} : { mark }) }
+      // the closing check may compare marks only when the sync found every one of these current
+      const current = mark !== undefined && ids.every(id => this.currentUnder(id, mark))
+      return { indexes: indexes as SessionIndex[], revisions: indexes.map(index => index!.revision), ...(current ? { mark } : {}) }
     } finally {
       for (const id of ids) this.syncing.delete(id)
       this.evict(new Set(ids))
@@ -178,8 +180,21 @@ export class SessionIndexRegistry {
     await this.buildInBackground(backend, cold.map(id => new Build(id, tagOf(segments, id))))
   }
 
-  /** Bring these sessions' indexes up to date; false when the lists must answer. */
-  private async sync(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[]): Promise<boolean> {
+  /** Whether a sync found the index held for this session current under this mark (currentUnder). */
+  private currentUnder(id: string, mark: string): boolean {
+    const entry = this.found.get(id)
+    return entry !== undefined && entry.mark === mark && this.indexes.get(id) === entry.index
+  }
+
+  /**
+   * Bring these sessions' indexes up to date; false when the lists must answer. With the change
+   * mark read before it (`mark`), the indexes it found current are recorded under it (currentUnder).
+   */
+  private async sync(backend: ShadowBackend, ids: readonly string[], segments: readonly LineageSegment[], mark?: string): Promise<boolean> {
+    // the index objects the delta read is asked for: a delta applies to the one it was read against
+    const asked = ids.map(id => this.indexes.get(id))
+    // the indexes this sync itself made current (a background build may hold another meanwhile)
+    const made = new Map<string, SessionIndex>()
     // a delta is read up to what a search applies itself: past that (another process wrote a
     // session's history meanwhile: 50,000 rows took a search 2 s) the index is built again, in the background
     const changes = await backend.sessionChanges(ids.map(sessionId => {
@@ -202,8 +217,10 @@ export class SessionIndexRegistry {
       const index = this.indexes.get(id)
       if (change === undefined) {
         // forgotten meanwhile: nothing of it is held (the search finds no rows of it)
+        const empty = new SessionIndex(id, tagOf(segments, id), -1)
         this.indexes.delete(id)
-        this.indexes.set(id, new SessionIndex(id, tagOf(segments, id), -1))
+        this.indexes.set(id, empty)
+        made.set(id, empty)
         return
       }
       total += change.messageCount
@@ -212,7 +229,7 @@ export class SessionIndexRegistry {
       if (index === undefined || !whole(change) || longTails || !apply(index, change, tails[at]!)) {
         rebuild.push(id)
         cost += change.messageCount
-      }
+      } else if (index === asked[at]) made.set(id, index)
     })
     if (total > this.maxMessages || this.tooLarge(ids, changes.map(change => change?.messageCount ?? 0))) {
       for (const id of rebuild) this.indexes.delete(id)
@@ -243,7 +260,9 @@ export class SessionIndexRegistry {
         build.index.built()
         for (const step of build.index.fitLists()) void step
       }
-      this.hold(build.index.sessionId, build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index)
+      const held = build.outcome === 'gone' ? new SessionIndex(build.index.sessionId, build.index.tag, -1) : build.index
+      this.hold(held.sessionId, held)
+      made.set(held.sessionId, held)
     }
     const unfinished = builds.filter(build => build.outcome === 'reading')
     if (unfinished.length > 0) {
@@ -256,6 +275,8 @@ export class SessionIndexRegistry {
       const index = this.indexes.get(id)
       if (index === undefined) return false
       this.hold(id, index)
+      if (mark !== undefined && made.get(id) === index) this.found.set(id, { mark, index })
+      else this.found.delete(id)
     }
     // grown past the budget by what was appended, or a fork's sessions together: the lists answer (evict
     // drops them); what earlier searches counted of long CJK words goes first (counted again when asked)
@@ -445,7 +466,7 @@ export class SessionIndexRegistry {
   drop(sessionId: string): void {
     this.indexes.delete(sessionId)
     this.lastBuild.delete(sessionId)
-    this.currentUnder.delete(sessionId)
+    this.found.delete(sessionId)
   }
 }
 
