@@ -92,13 +92,17 @@ export function foldTables(): Tables {
  */
 export function termSources(term: string): string[] | undefined {
   if (term.length === 0) return undefined
+  const chars = [...term]
+  // what needs no tables first: a term of Latin letters or digits never builds them
+  for (const char of chars) {
+    if (!HAS_UNSPACED.test(char) && (UNDECIDED.test(char) || char.normalize('NFKC') !== char)) return undefined
+    // a cased letter either way: ς is no character's lowercase alone, but Σ's after a letter
+    if (char.toLowerCase() !== char || char.toUpperCase() !== char) return undefined
+  }
   const { preimages, lowered } = foldTables()
   const sources = new Set<string>()
-  for (const char of term) {
-    const written = HAS_UNSPACED.test(char)
-    if (!written && (UNDECIDED.test(char) || char.normalize('NFKC') !== char)) return undefined
-    // a cased letter either way: ς is no character's lowercase alone, but Σ's after a letter
-    if (char.toLowerCase() !== char || char.toUpperCase() !== char || lowered.has(char)) return undefined
+  for (const char of chars) {
+    if (lowered.has(char)) return undefined
     for (const source of preimages.get(char) ?? []) sources.add(source)
     const parts = [...char.normalize('NFD')]
     for (const part of parts.slice(1)) {
