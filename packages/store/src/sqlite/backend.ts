@@ -25,6 +25,11 @@ import { checkSchema, migrate } from './migrate.ts'
 import * as reads from './reads.ts'
 import type { Row } from './rows.ts'
 import { SCHEMA_VERSION } from './schema.ts'
+
+/** SQLite's result code for a lock another connection holds. */
+const SQLITE_BUSY = 5
+/** Pause between two tries of switching a new file to WAL (walMode). */
+const WAL_RETRY_MS = 10
 import * as search from './search.ts'
 import * as writes from './writes.ts'
 
@@ -74,12 +79,13 @@ export class SqliteBackend implements ShadowBackend {
     this.conn = new SqliteConnection(db, path, readOnly)
     this.identity = path === ':memory:' ? undefined : fileIdentity(path)
     try {
-      db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
+      const busyTimeout = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
+      db.exec(`PRAGMA busy_timeout = ${busyTimeout}`)
       if (!readOnly) {
         // A new file takes 16 KB pages: message rows of ~1 KB leave a sixth of a 4 KB page unused
         // (bench:search: 1068 vs 922 B a message). Set before the first write; WAL fixes it after.
         if ((db.prepare('PRAGMA page_count').get() as Row)['page_count'] === 0) db.exec('PRAGMA page_size = 16384')
-        db.exec('PRAGMA journal_mode = WAL')
+        walMode(db, busyTimeout)
         db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
         if (options.maxBytes !== undefined) {
           const pageSize = (db.prepare('PRAGMA page_size').get() as Row)['page_size'] as number
@@ -183,6 +189,25 @@ export class SqliteBackend implements ShadowBackend {
       if (current !== known) {
         throw new ShadowStoreError('UNAVAILABLE', `shadow store ${this.path}${suffix} was ${current === undefined ? 'deleted' : 'replaced'} while open; recent writes to it would be lost (restart dsh: the store is rebuilt from the dsh logs)`)
       }
+    }
+  }
+}
+
+/**
+ * `PRAGMA journal_mode = WAL`, tried again while another connection holds the lock it needs:
+ * SQLite answers SQLITE_BUSY there without waiting on the busy timeout, so six processes opening
+ * one new store at once failed with "database is locked" about one run in three (tests/fresh-open).
+ */
+function walMode(db: DatabaseSync, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL')
+      return
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY || Date.now() >= deadline) throw error
+      Atomics.wait(pause, 0, 0, WAL_RETRY_MS)
     }
   }
 }
