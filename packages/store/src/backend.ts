@@ -123,10 +123,13 @@ export interface IndexQuery extends MessageFilter {
 export const CANDIDATE_TEXT_CHARS = 256_000
 /**
  * UTF-8 bytes a light read takes from the stored text: always at least CANDIDATE_TEXT_CHARS
- * characters (a character is at most 3 bytes per code unit), cut to exactly that many by
- * `candidateText`, so every backend's light rows hold the same text whatever the script.
+ * characters, cut to exactly that many by `candidateText`, so every backend's light rows hold the
+ * same text whatever the script. A code unit takes at most 3 bytes (BMP characters 1-3, a pair
+ * of surrogates 4, an invalid byte read as U+FFFD 1), and the last unit kept may be the first half
+ * of a pair, whose character ends a byte further: 3 x CANDIDATE_TEXT_CHARS + 1 bytes always hold
+ * the units kept whole. (4 x, as it was, decoded a third more of a long CJK candidate for nothing.)
  */
-export const CANDIDATE_READ_BYTES = CANDIDATE_TEXT_CHARS * 4
+export const CANDIDATE_READ_BYTES = CANDIDATE_TEXT_CHARS * 3 + 1
 
 /** A light row's text: its first CANDIDATE_TEXT_CHARS characters. */
 export function candidateText(text: string): string {

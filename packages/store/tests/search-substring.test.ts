@@ -73,7 +73,9 @@ describe.each(TARGETS)('newest substring candidates on $name', target => {
 
   it('cuts a light row at the same character on every backend, whatever its script', async () => {
     // 2- and 3-byte characters and astral ones (two code units): a cut in bytes alone would keep fewer characters
-    const texts = [`${'é'.repeat(200_000)} ${TERM} ${'é'.repeat(100_000)}`, `${TERM} ${'连接池'.repeat(100_000)}`, `${TERM} ${'😀'.repeat(150_000)}`]
+    const texts = [`${'é'.repeat(200_000)} ${TERM} ${'é'.repeat(100_000)}`, `${TERM} ${'连接池'.repeat(100_000)}`, `${TERM} ${'😀'.repeat(150_000)}`,
+      // at the read's edge (backend.ts CANDIDATE_READ_BYTES): 3-byte characters only, and a pair whose first half is the last unit kept
+      `${'连'.repeat(300_000)} ${TERM}`, `${'连'.repeat(CANDIDATE_TEXT_CHARS - 1)}😀${'连'.repeat(1_000)} ${TERM}`]
     const cut = await ShadowStore.open(target.location())
     try {
       await cut.append(texts.map((text, at) => message('cut', at + 1, text)))

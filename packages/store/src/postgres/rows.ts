@@ -45,18 +45,21 @@ function wholeCharacters(bytes: Uint8Array): Uint8Array {
 
 /**
  * Light rows as `toMessage` takes them: a row whose first read is short of CANDIDATE_TEXT_CHARS
- * characters (not ASCII) read again to CANDIDATE_READ_BYTES, one statement for all of them. A row
- * rewritten in between (another hash) keeps its first read, cut at a whole character: a shorter
- * prefix of the text it was read with.
+ * characters (not ASCII) gets the rest of its CANDIDATE_READ_BYTES read (only the bytes past the
+ * first read: sending those again was a quarter of a long CJK candidate's transfer), one
+ * statement for all of them. A row rewritten in between (another hash) keeps its first read, cut
+ * at a whole character: a shorter prefix of the text it was read with.
  */
 export async function completeLight<R extends Row>(read: (sql: string, params: unknown[]) => Promise<Row[]>, rows: R[]): Promise<R[]> {
   const short = rows.filter(cutShort)
   if (short.length === 0) return rows
-  const again = await read(`SELECT m.id, m.hash, substring(m.text FROM 1 FOR ${CANDIDATE_READ_BYTES}) AS text FROM messages m WHERE m.id = ANY($1::bigint[])`, [[...new Set(short.map(row => row['light_id']))]])
+  const again = await read(`SELECT m.id, m.hash, substring(m.text FROM ${LIGHT_FIRST_BYTES + 1} FOR ${CANDIDATE_READ_BYTES - LIGHT_FIRST_BYTES}) AS text FROM messages m WHERE m.id = ANY($1::bigint[])`, [[...new Set(short.map(row => row['light_id']))]])
   const byId = new Map(again.map(row => [String(row['id']), row]))
   for (const row of short) {
     const found = byId.get(String(row['light_id']))
-    ;(row as Row)['text'] = found !== undefined && found['hash'] === row['hash'] ? found['text'] : wholeCharacters(row['text'] as Uint8Array)
+    const first = row['text'] as Uint8Array
+    // cutShort: the first read is LIGHT_FIRST_BYTES long exactly, so the rest starts where it ends
+    ;(row as Row)['text'] = found !== undefined && found['hash'] === row['hash'] ? Buffer.concat([first, found['text'] as Uint8Array]) : wholeCharacters(first)
   }
   return rows
 }

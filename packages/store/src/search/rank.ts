@@ -5,6 +5,7 @@
  */
 import { scanTerms, type TermScan } from './passage.ts'
 import { coveredWeight } from './passage.ts'
+import { scanCaps } from './budget.ts'
 import type { ValueHistoryReport } from './types.ts'
 import { messageKey, type SearchUnit } from './units.ts'
 import { asksForEarlierValue, bareValue, bestStatement, valueHistory, type ValueCandidate, type ValueMatch } from './values.ts'
@@ -73,10 +74,13 @@ function bm25(scan: TermScan, terms: readonly string[], weights: ReadonlyMap<str
 export function rankUnits(units: readonly SearchUnit[], single: ReadonlyMap<string, TermScan>, terms: readonly string[], weights: ReadonlyMap<string, number>, literals: readonly string[], recency: boolean): RankedUnit[] {
   const exact = exactLiterals(literals)
   const average = units.length === 0 ? 1 : units.reduce((sum, unit) => sum + unit.text.length, 0) / units.length
-  const scored = units.map(unit => {
-    const lone = unit.call === undefined && unit.question === undefined ? single.get(messageKey(unit.message)) : undefined
-    const scan = lone ?? scanTerms(unit.text, terms)
-    const lower = exact.length === 0 ? '' : unit.text.toLowerCase()
+  const lone = units.map(unit => (unit.call === undefined && unit.question === undefined ? single.get(messageKey(unit.message)) : undefined))
+  // the pairs' texts scanned here, and the texts a literal is looked for in, each within one budget (budget.ts)
+  const pairCaps = scanCaps(units.map((unit, at) => (lone[at] === undefined ? unit.text.length : 0)))
+  const literalCaps = exact.length === 0 ? [] : scanCaps(units.map(unit => unit.text.length), undefined, Number.POSITIVE_INFINITY)
+  const scored = units.map((unit, at) => {
+    const scan = lone[at] ?? scanTerms(unit.text, terms, pairCaps[at])
+    const lower = exact.length === 0 ? '' : unit.text.slice(0, literalCaps[at]).toLowerCase()
     return {
       unit,
       scan,

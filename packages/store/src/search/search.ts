@@ -13,6 +13,7 @@ import type { ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { indexLists, memberCandidates } from './candidates.ts'
 import { scanTerms, type TermScan } from './passage.ts'
+import { scanCaps } from './budget.ts'
 import { hitsOf } from './hits.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
 import { coverageTerms, fuseRankings, stem } from './ranking.ts'
@@ -194,7 +195,9 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
     { name: 'days', weight: 1, items: referred!.hits },
   ]
   const fused = fuseRankings(lists, hit => messageKey(hit.message), (a, b) => b.message.time - a.message.time || b.message.seq - a.message.seq)
-  const single = new Map(fused.map(entry => [entry.key, scanTerms(entry.item.message.text, terms)]))
+  // every candidate scanned once, within one budget for all of them (budget.ts)
+  const caps = scanCaps(fused.map(entry => entry.item.message.text.length))
+  const single = new Map(fused.map((entry, at) => [entry.key, scanTerms(entry.item.message.text, terms, caps[at])]))
   // a winner's passage is found in the scan its ranking used (unless its full read is another text)
   const texts = new Map(fused.map(entry => [entry.key, entry.item.message.text]))
   const scanOf = (row: ShadowMessage): TermScan => {
@@ -286,12 +289,15 @@ async function termReport(backend: ShadowBackend, asker: string, topics: readonl
     return found.filter((_, index) => kept[index])
   }
   const scanned = [...new Set([...stems, ...bridges.map(bridge => bridge.scan)])]
-  const hitScans = hits.map(hit => {
+  // the hits' texts (with their calls and questions) within one scan budget (budget.ts)
+  const hitTexts = hits.map(hit => [hit.message.text, hit.call?.text ?? '', hit.question?.text ?? ''])
+  const hitCaps = scanCaps(hitTexts.flat().map(text => text.length))
+  const hitScans = hitTexts.map((texts, at) => {
     const covered = new Set<string>()
-    for (const text of [hit.message.text, hit.call?.text, hit.question?.text]) {
-      if (text === undefined) continue
-      scanTerms(text, scanned).covered.forEach((found, index) => { if (found) covered.add(scanned[index]!) })
-    }
+    texts.forEach((text, which) => {
+      if (text.length === 0) return
+      scanTerms(text, scanned, hitCaps[at * 3 + which]).covered.forEach((found, index) => { if (found) covered.add(scanned[index]!) })
+    })
     return covered
   })
   // the words' checks are independent: asked at once (one round trip in sequence on PostgreSQL, not one per word)
