@@ -535,7 +535,7 @@ export class ShadowStore {
 
   /** Ranked full-text search over the scope's history (see `search/search.ts`). */
   async search(query: string, options: SearchOptions): Promise<SearchResult> {
-    return search(this.backend, query, options, undefined, this.resident)
+    return this.resident.foreground(() => search(this.backend, query, options, undefined, this.resident))
   }
 
   /**

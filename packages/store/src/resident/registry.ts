@@ -96,6 +96,10 @@ export class SessionIndexRegistry {
   readonly maxMessages: number
   /** Most recently used last (Map keeps insertion order). */
   private readonly indexes = new Map<string, SessionIndex>()
+  /** Searches under way (`foreground`): no slice of a background build runs while one is. */
+  private searching = 0
+  /** Background builds waiting for the searches under way to end. */
+  private readonly resuming: Array<() => void> = []
   /** Syncs under way, per session: a second search waits for the first's instead of applying the same rows twice. */
   private readonly syncing = new Map<string, Promise<unknown>>()
   /** Background builds under way, per session. */
@@ -129,6 +133,35 @@ export class SessionIndexRegistry {
     let bytes = 0
     for (const index of this.indexes.values()) bytes += bytesOf(index)
     return { sessions: this.indexes.size, bytes }
+  }
+
+  /**
+   * Run a search with the background builds paused: their slices shared the thread with it, so a
+   * search waited behind them at every await (PostgreSQL, a session of 100 messages of 2M
+   * characters building: 0.9-1.1 s a store-wide search instead of 0.36 s). A build goes on when no
+   * search is under way; one that searches keep waiting leaves its session to the index lists,
+   * which answer meanwhile. A search never waits for a background build (acquire), so this cannot
+   * deadlock.
+   */
+  async foreground<T>(search: () => Promise<T>): Promise<T> {
+    this.searching += 1
+    try {
+      return await search()
+    } finally {
+      this.searching -= 1
+      if (this.searching === 0) for (const resume of this.resuming.splice(0)) resume()
+    }
+  }
+
+  /** Between two slices of a background build: other calls run first, and no slice runs during a search. */
+  private async pause(): Promise<void> {
+    await new Promise(resolve => setImmediate(resolve))
+    await this.searchesDone()
+  }
+
+  /** Resolves when no search is under way. */
+  private async searchesDone(): Promise<void> {
+    while (this.searching > 0) await new Promise<void>(resolve => this.resuming.push(resolve))
   }
 
   /**
@@ -319,15 +352,17 @@ export class SessionIndexRegistry {
     }
     const run = (async () => {
       // not in the caller's turn (a search that built what it could inline, a write that warms its session)
-      await new Promise(resolve => setImmediate(resolve))
+      await this.pause()
       for (const build of started) {
         await this.advance(backend, build)
         // a sync that came in meanwhile brings it up to date at the next search (a session gone meanwhile is not held)
         if (build.outcome === 'read') {
+          // its last read (the empty page) may have let a search begin
+          await this.searchesDone()
           build.index.built()
           for (const step of build.index.fitLists()) {
             void step
-            await new Promise(resolve => setImmediate(resolve))
+            await this.pause()
           }
           this.hold(build.index.sessionId, build.index)
         }
@@ -364,6 +399,8 @@ export class SessionIndexRegistry {
       // the first page's revision: the next delta read since it takes in what changed under the later pages
       if (build.afterSeq < 0) build.index.revision = page.revision
       const tails = await tailsOf(backend, build.index.sessionId, page.rows)
+      // a search may have begun while these were read: it goes first
+      if (inline === undefined) await this.searchesDone()
       for (const [at, row] of page.rows.entries()) {
         const tail = tails.get(row.seq)
         if (inline !== undefined) {
@@ -375,7 +412,7 @@ export class SessionIndexRegistry {
           for (const listed of build.index.appending(row, page.events[at]!, tail)) {
             // inside a long row's tail too: a slice's worth of it, then other calls
             if ((chars += listed) < SLICE_CHARS) continue
-            await new Promise(resolve => setImmediate(resolve))
+            await this.pause()
             rows = 0
             chars = 0
           }
@@ -384,7 +421,7 @@ export class SessionIndexRegistry {
         rows += 1
         chars += row.text.length
         if (inline === undefined && (rows >= SLICE || chars >= SLICE_CHARS)) {
-          await new Promise(resolve => setImmediate(resolve))
+          await this.pause()
           rows = 0
           chars = 0
         }
