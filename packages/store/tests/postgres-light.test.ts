@@ -43,6 +43,12 @@ describe('PostgreSQL light rows', () => {
       const kept = (await completeLight(reader, stale)).map(toMessage)
       expect(kept[0]!.text).toBe('连'.repeat(85_333))
       expect(kept[0]!.hash).toBe(stale[0]!['hash'])
+      // expired between the reads (text emptied, hash kept, as retention does): not the first read
+      // joined to an empty rest (a character cut in half), its whole characters
+      await store.append([message('light', 4, '连'.repeat(200_000))])
+      const before = (await light()).filter(row => row['seq'] === 4)
+      await connection.pool.query("UPDATE messages SET text = ''::bytea, expired_at = 1 WHERE session_id = 'light' AND seq = 4")
+      expect((await completeLight(reader, before)).map(toMessage)[0]!.text).toBe('连'.repeat(85_333))
       // and through a search: the new text, cut to its characters
       const hits = (await store.backend.candidateRows!([Number(stale[0]!['light_id'])]))
       expect(hits[0]!.text).toBe('ü'.repeat(200_000).slice(0, CANDIDATE_TEXT_CHARS))

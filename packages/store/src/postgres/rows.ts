@@ -58,8 +58,12 @@ export async function completeLight<R extends Row>(read: (sql: string, params: u
   for (const row of short) {
     const found = byId.get(String(row['light_id']))
     const first = row['text'] as Uint8Array
-    // cutShort: the first read is LIGHT_FIRST_BYTES long exactly, so the rest starts where it ends
-    ;(row as Row)['text'] = found !== undefined && found['hash'] === row['hash'] ? Buffer.concat([first, found['text'] as Uint8Array]) : wholeCharacters(first)
+    // cutShort: the first read is LIGHT_FIRST_BYTES long exactly, so the rest starts where it ends;
+    // a rest shorter than the first read's length said is another text (expiry empties a row and
+    // keeps its hash): the first read then stands, cut at a whole character
+    const rest = found === undefined || found['hash'] !== row['hash'] ? undefined : found['text'] as Uint8Array
+    const expected = Math.min(Number(row['text_bytes']), CANDIDATE_READ_BYTES) - first.length
+    ;(row as Row)['text'] = rest !== undefined && rest.length === expected ? Buffer.concat([first, rest]) : wholeCharacters(first)
   }
   return rows
 }

@@ -77,6 +77,8 @@ export const SLICE_CHARS = 64_000
  */
 const REBUILD_SPACING = 4
 const REBUILD_PAUSE_MS = 1_000
+/** Longest a background build's slice waits for the searches under way (searchesDone). */
+export const BUILD_WAIT_MS = 250
 /** A revision no row is stamped with: a delta read since it returns none (a probe of the counters). */
 const PROBE = Number.MAX_SAFE_INTEGER
 
@@ -159,9 +161,29 @@ export class SessionIndexRegistry {
     await this.searchesDone()
   }
 
-  /** Resolves when no search is under way. */
+  /**
+   * Resolves when no search is under way, or after BUILD_WAIT_MS: searches that overlap without a
+   * gap (two callers on PostgreSQL) held a build off for as long as they ran, and `warm` with it
+   * (review, 2026-12-06); now it takes a slice at least every BUILD_WAIT_MS.
+   */
   private async searchesDone(): Promise<void> {
-    while (this.searching > 0) await new Promise<void>(resolve => this.resuming.push(resolve))
+    const started = performance.now()
+    for (;;) {
+      const left = BUILD_WAIT_MS - (performance.now() - started)
+      if (this.searching === 0 || left <= 0) return
+      await new Promise<void>(resolve => {
+        const resume = (): void => {
+          clearTimeout(timer)
+          resolve()
+        }
+        const timer = setTimeout(() => {
+          const at = this.resuming.indexOf(resume)
+          if (at >= 0) this.resuming.splice(at, 1)
+          resolve()
+        }, left)
+        this.resuming.push(resume)
+      })
+    }
   }
 
   /**

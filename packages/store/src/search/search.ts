@@ -12,7 +12,7 @@ import { checkpointScope, messageFilter, scopeAndLineage, type ResolvedScope, ty
 import type { ShadowMessage } from '../types.ts'
 import { assertNames, assertSeq } from '../validate.ts'
 import { indexLists, memberCandidates } from './candidates.ts'
-import { scanTerms, type TermScan } from './passage.ts'
+import { RANK_TEXT_CHARS, scanTerms, type TermScan } from './passage.ts'
 import { scanCaps } from './budget.ts'
 import { hitsOf } from './hits.ts'
 import { orderByValueHistory, rankUnits, scopeWeights } from './rank.ts'
@@ -198,8 +198,9 @@ export async function search(backend: ShadowBackend, query: string, options: Sea
   // every candidate scanned once, within one budget for all of them (budget.ts)
   const caps = scanCaps(fused.map(entry => entry.item.message.text.length))
   const single = new Map(fused.map((entry, at) => [entry.key, scanTerms(entry.item.message.text, terms, caps[at])]))
-  // a winner's passage is found in the scan its ranking used (unless its full read is another text)
-  const texts = new Map(fused.map(entry => [entry.key, entry.item.message.text]))
+  // a winner's passage is found in the scan its ranking used (unless its full read is another text,
+  // or the budget cut that scan: a passage must show where the words are, at most `limit` rescans)
+  const texts = new Map(fused.map((entry, at) => [entry.key, caps[at]! < Math.min(entry.item.message.text.length, RANK_TEXT_CHARS) ? undefined : entry.item.message.text]))
   const scanOf = (row: ShadowMessage): TermScan => {
     const key = messageKey(row)
     return texts.get(key) === row.text ? single.get(key)! : scanTerms(row.text, terms)
