@@ -111,13 +111,13 @@ describe.each(TARGETS)('a background build waits for the searches under way on $
       const input = []
       for (let seq = 1; seq <= 12; seq += 1) input.push(message('busy', seq, `topic ${seq} ${Array.from({ length: 14_000 }, (_, at) => `w${seq}_${at}`).join(' ')}`))
       await store.append(input)
-      let warmed = false
-      const warming = store.warm('busy').then(() => { warmed = true })
+      const state = { warmed: false }
+      const warming = store.warm('busy').then(() => { state.warmed = true })
       // searches overlap: one caller's next search starts before the other's ends
       let searches = 0
       const caller = async (delay: number): Promise<void> => {
         await new Promise(resolve => setTimeout(resolve, delay))
-        for (let run = 0; run < 400 && !warmed; run += 1) {
+        for (let run = 0; run < 400 && !state.warmed; run += 1) {
           await store.search('topic w3_17', { sessionId: 'busy' })
           searches += 1
           await new Promise(resolve => setImmediate(resolve))
@@ -125,7 +125,7 @@ describe.each(TARGETS)('a background build waits for the searches under way on $
       }
       await Promise.all([caller(0), caller(3)])
       // the build got its slices (held off each time for at most BUILD_WAIT_MS) before the callers gave up
-      expect(warmed).toBe(true)
+      expect(state.warmed).toBe(true)
       expect(searches).toBeLessThan(800)
       await warming
       expect(store.residentUsage().sessions).toBe(1)
