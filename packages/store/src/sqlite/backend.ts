@@ -25,15 +25,15 @@ import { checkSchema, migrate } from './migrate.ts'
 import * as reads from './reads.ts'
 import type { Row } from './rows.ts'
 import { SCHEMA_VERSION } from './schema.ts'
+import * as search from './search.ts'
+import * as writes from './writes.ts'
+
+export { sqliteError }
 
 /** SQLite's result code for a lock another connection holds. */
 const SQLITE_BUSY = 5
 /** Pause between two tries of switching a new file to WAL (walMode). */
 const WAL_RETRY_MS = 10
-import * as search from './search.ts'
-import * as writes from './writes.ts'
-
-export { sqliteError }
 
 export interface SqliteBackendOptions {
   readonly readOnly?: boolean
