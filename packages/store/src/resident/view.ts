@@ -256,13 +256,17 @@ export function rowPredicate(filter: MessageFilter, shadowed: ReadonlySet<number
  * scan records are the counts (resident/terms.ts); past one, the doc is counted again.
  */
 export function mayPassCap(counts: ArrayLike<number>, base: number, cjk: readonly boolean[]): boolean {
+  // one pass (it runs for every candidate doc): the highest CJK count against the CJK terms' cap
   let sum = 0
   let cjkTerms = 0
+  let cjkMost = 0
   for (let term = 0; term < cjk.length; term += 1) {
-    sum += counts[base + term]!
-    if (cjk[term]) cjkTerms += 1
+    const count = counts[base + term]!
+    sum += count
+    if (cjk[term]) {
+      cjkTerms += 1
+      if (count > cjkMost) cjkMost = count
+    }
   }
-  if (sum > MAX_POSITIONS) return true
-  for (let term = 0; term < cjk.length; term += 1) if (cjk[term] && counts[base + term]! >= MAX_POSITIONS / cjkTerms) return true
-  return false
+  return sum > MAX_POSITIONS || (cjkTerms > 0 && cjkMost >= MAX_POSITIONS / cjkTerms)
 }
